@@ -1,0 +1,6 @@
+export * from './types.js'
+export * from './errors.js'
+export * from './prepare-batch.js'
+export * from './clock.js'
+export * from './retry.js'
+export * from './read-all.js'

@@ -1,0 +1,58 @@
+import { findNonJson, utf8Length } from '../json/check-json.js'
+import { HarnessError, RecordTooLargeError } from './errors.js'
+import type { LogRecord, StoreLimits } from './types.js'
+
+/** A batch checked against a store's limits, with each record's JSON text. */
+export interface PreparedBatch {
+  /** `JSON.stringify` of each record, in order. */
+  readonly json: string[]
+  /** Sum of the records' UTF-8 sizes. */
+  readonly bytes: number
+}
+
+/**
+ * What every store does before writing: each record is a plain JSON object with a
+ * string `type`, no record is over `maxRecordBytes`, the batch is not over
+ * `maxBatchBytes` or `maxBatchRecords`. Throws a typed error before anything is written.
+ */
+export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits): PreparedBatch {
+  if (!Array.isArray(records)) {
+    throw new HarnessError('RECORD_INVALID', 'append takes an array of records; wrap a single record in [ ].')
+  }
+  if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
+    throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords)
+  }
+  const json: string[] = []
+  let bytes = 0
+  records.forEach((record, index) => {
+    const root = `records[${index}]`
+    if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string') {
+      throw new HarnessError('RECORD_INVALID', `${root} must be an object with a string "type", like { type: 'app.note', ... }.`)
+    }
+    const bad = findNonJson(record, { root })
+    if (bad) throw new HarnessError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`)
+    const text = JSON.stringify(record)
+    const size = utf8Length(text)
+    if (size > limits.maxRecordBytes) throw new RecordTooLargeError(root, size, limits.maxRecordBytes)
+    bytes += size
+    json.push(text)
+  })
+  if (bytes > limits.maxBatchBytes) throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes)
+  return { json, bytes }
+}
+
+/** Checks the arguments every store method shares, with messages that say what to pass. */
+export function assertLogId(logId: unknown): asserts logId is string {
+  if (typeof logId !== 'string' || logId.length === 0) {
+    throw new HarnessError('INVALID_ARGUMENT', 'A log id must be a non-empty string (the session id).')
+  }
+}
+
+export function assertExpectedSeq(expectedSeq: unknown): asserts expectedSeq is number {
+  if (typeof expectedSeq !== 'number' || !Number.isSafeInteger(expectedSeq) || expectedSeq < 1) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `expectedSeq must be an integer >= 1 (the next free seq; 1 for an empty log), not ${String(expectedSeq)}.`,
+    )
+  }
+}

@@ -1,0 +1,111 @@
+/** Why a value is not JSON, and where. `path` is like `$.items[2].at`. */
+export interface NonJsonFinding {
+  readonly path: string
+  readonly reason: string
+}
+
+/** Appends a property to a JSON path, quoting keys that are not identifiers. */
+export function childPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'bigint') return 'a BigInt'
+  if (typeof value === 'symbol') return 'a symbol'
+  if (typeof value === 'function') return 'a function'
+  if (typeof value === 'number') return String(value)
+  const ctor = (value as object).constructor
+  return ctor && typeof ctor.name === 'string' && ctor.name !== '' ? `a ${ctor.name}` : 'an object without a plain prototype'
+}
+
+function hint(value: unknown): string {
+  if (value instanceof Date) return 'return date.toISOString() instead'
+  if (value instanceof Map) return 'return Object.fromEntries(map) instead'
+  if (value instanceof Set) return 'return [...set] instead'
+  if (typeof value === 'bigint') return 'return bigint.toString() instead'
+  if (typeof value === 'number') return 'return a finite number or null instead'
+  if (value === undefined) return 'use null inside arrays'
+  return 'return plain objects, arrays, strings, finite numbers, booleans or null'
+}
+
+/**
+ * Finds the first place where `value` is not JSON that survives a round trip unchanged.
+ * Refuses: `undefined` at the top (unless allowed) or inside arrays, `NaN`/`Infinity`,
+ * `BigInt`, functions, symbols, cycles, and objects whose prototype is not
+ * `Object.prototype` or `null` (`Date`, `Map`, `Set`, class instances, typed arrays).
+ * `undefined` object properties are allowed: JSON drops them, as `JSON.stringify` does.
+ */
+export function findNonJson(value: unknown, options: { allowUndefinedAtTop?: boolean; root?: string } = {}): NonJsonFinding | null {
+  const stack = new Set<object>()
+  const walk = (v: unknown, path: string, where: 'top' | 'array' | 'object'): NonJsonFinding | null => {
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return null
+      case 'number':
+        return Number.isFinite(v) ? null : { path, reason: `${describe(v)} is not JSON; ${hint(v)}` }
+      case 'undefined':
+        if (where === 'object') return null
+        if (where === 'top' && options.allowUndefinedAtTop) return null
+        return { path, reason: `undefined is not JSON; ${hint(v)}` }
+      case 'bigint':
+      case 'symbol':
+      case 'function':
+        return { path, reason: `${describe(v)} is not JSON; ${hint(v)}` }
+    }
+    if (v === null) return null
+    const obj = v as object
+    if (stack.has(obj)) return { path, reason: 'a cycle is not JSON; return a tree of plain values' }
+    if (Array.isArray(obj)) {
+      stack.add(obj)
+      for (let i = 0; i < obj.length; i++) {
+        const found = walk(obj[i], childPath(path, i), 'array')
+        if (found) return found
+      }
+      stack.delete(obj)
+      return null
+    }
+    const proto = Object.getPrototypeOf(obj)
+    if (proto !== Object.prototype && proto !== null) {
+      return { path, reason: `${describe(obj)} is not JSON; ${hint(obj)}` }
+    }
+    stack.add(obj)
+    for (const key of Object.keys(obj)) {
+      const found = walk((obj as Record<string, unknown>)[key], childPath(path, key), 'object')
+      if (found) return found
+    }
+    stack.delete(obj)
+    return null
+  }
+  return walk(value, options.root ?? '$', 'top')
+}
+
+/** The value a later run reads back: `JSON.parse(JSON.stringify(value))`. `undefined` stays `undefined`. */
+export function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T)
+}
+
+/** Size of the value as UTF-8 JSON, the unit of every store limit. */
+export function jsonBytes(value: unknown): number {
+  return utf8Length(JSON.stringify(value) ?? '')
+}
+
+/** UTF-8 length of a string without allocating its bytes. */
+export function utf8Length(text: string): number {
+  let bytes = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4
+        i++
+      } else bytes += 3
+    } else bytes += 3
+  }
+  return bytes
+}

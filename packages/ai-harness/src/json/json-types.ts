@@ -1,0 +1,50 @@
+/** A JSON value as `JSON.parse` returns it. */
+export type JsonPrimitive = string | number | boolean | null
+export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject
+export interface JsonObject {
+  [key: string]: JsonValue
+}
+
+type NonJsonLeaf =
+  | bigint
+  | symbol
+  | ((...args: never[]) => unknown)
+  | Date
+  | RegExp
+  | Map<unknown, unknown>
+  | Set<unknown>
+  | WeakMap<object, unknown>
+  | WeakSet<object>
+  | Promise<unknown>
+  | ArrayBufferLike
+  | ArrayBufferView
+
+type IsAny<T> = 0 extends 1 & T ? true : false
+
+/**
+ * `true` when every value of type `T` can go through `JSON.stringify` and come back
+ * equal: no `Date`, `Map`, `Set`, functions, `bigint`, class instances with methods,
+ * and no `undefined` inside arrays. `undefined` in object properties is allowed
+ * (JSON drops it). Used to make non-JSON step values a compile-time error.
+ */
+export type IsJson<T> = IsAny<T> extends true ? true : [T] extends [never] ? true : JsonCheck<T> extends true ? true : false
+
+type JsonCheck<T> = T extends string | number | boolean | null | undefined | void
+  ? true
+  : T extends NonJsonLeaf
+    ? false
+    : T extends readonly unknown[]
+      ? undefined extends T[number]
+        ? false
+        : AllTrue<{ [K in keyof T]: JsonCheck<T[K]> }[number]>
+      : T extends object
+        ? AllTrue<{ [K in keyof T]-?: K extends symbol ? true : JsonCheck<T[K]> }[keyof T]>
+        : false
+
+type AllTrue<U> = [U] extends [true] ? true : [U] extends [never] ? true : false
+
+/**
+ * `T` as a later run reads it back from the log: `undefined` properties dropped.
+ * For plain data types it is `T` itself.
+ */
+export type Jsonified<T> = T

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+// One run over every package, so CI gets one summary. Each package keeps its own
+// vitest.config.ts (timeouts, global setup for test servers).
+export default defineConfig({
+  test: {
+    projects: ['packages/*', 'conformance/test', 'apps/*'],
+    reporters: ['default', 'json'],
+    outputFile: { json: '.vitest/results.json' },
+  },
+})
