@@ -117,6 +117,7 @@ export const logCases = [
       const batchSize = 5
       const batches = 20
       let done = false
+      let pollError: unknown
       const seenLengths: number[] = []
       const poll = (async () => {
         while (!done) {
@@ -131,14 +132,17 @@ export const logCases = [
             )
           }
         }
-      })()
+      })().catch((error: unknown) => {
+        pollError = error
+      })
       let seq = 1
-      for (let b = 0; b < batches; b++) {
+      for (let b = 0; b < batches && pollError === undefined; b++) {
         await store.append('s', seq, records(batchSize, `b${b}`))
         seq += batchSize
       }
       done = true
       await poll
+      if (pollError !== undefined) throw pollError
       for (const length of seenLengths) {
         assert.equal(length % batchSize, 0, `a reader saw ${length} records: part of a batch`)
       }

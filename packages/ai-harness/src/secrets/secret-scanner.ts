@@ -18,6 +18,8 @@ interface Needle {
   readonly text: string
   /** Compare against the lower-cased haystack (hex and percent-escapes ignore case). */
   readonly caseless: boolean
+  /** The whole secret in this encoding (safe to cut out); false for alignment cores of base64. */
+  readonly whole: boolean
 }
 
 const toBase64 = (bytes: Uint8Array): string => {
@@ -53,20 +55,21 @@ function needlesFor(secret: string): Needle[] {
   const bytes = new TextEncoder().encode(secret)
   const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
   const needles: Needle[] = [
-    { encoding: 'plain', text: secret, caseless: false },
-    { encoding: 'hex', text: hex, caseless: true },
+    { encoding: 'plain', text: secret, caseless: false, whole: true },
+    { encoding: 'hex', text: hex, caseless: true, whole: true },
   ]
   const url = encodeURIComponent(secret)
-  if (url !== secret) needles.push({ encoding: 'url', text: url.toLowerCase(), caseless: true })
+  if (url !== secret) needles.push({ encoding: 'url', text: url.toLowerCase(), caseless: true, whole: true })
   const form = url.replace(/%20/g, '+')
-  if (form !== url) needles.push({ encoding: 'url', text: form.toLowerCase(), caseless: true })
+  if (form !== url) needles.push({ encoding: 'url', text: form.toLowerCase(), caseless: true, whole: true })
   const full = toBase64(bytes)
-  const cores = base64Cores(bytes)
-  for (const text of new Set([full.replace(/=+$/, ''), ...cores])) {
-    needles.push({ encoding: 'base64', text, caseless: false })
+  const pushBase64 = (text: string, whole: boolean) => {
+    needles.push({ encoding: 'base64', text, caseless: false, whole })
     const urlSafe = toBase64Url(text)
-    if (urlSafe !== text) needles.push({ encoding: 'base64url', text: urlSafe, caseless: false })
+    if (urlSafe !== text) needles.push({ encoding: 'base64url', text: urlSafe, caseless: false, whole })
   }
+  pushBase64(full, true)
+  for (const core of new Set([full.replace(/=+$/, ''), ...base64Cores(bytes)])) pushBase64(core, false)
   return needles
 }
 
@@ -144,7 +147,8 @@ export class SecretScanner {
   /**
    * Replaces every secret in a string by {@link SECRET_MARKER}. A string that still
    * holds a secret after the plain and whole-encoding replacements (a secret inside a
-   * larger encoded blob) is replaced whole.
+   * larger encoded blob, where cutting out characters would leave some of its bits)
+   * is replaced whole.
    */
   redactText(text: string): string {
     if (this.scanText(text) === null) return text
@@ -153,7 +157,7 @@ export class SecretScanner {
       out = out.split(secret).join(SECRET_MARKER)
     }
     for (const needle of this.#needles) {
-      if (needle.encoding === 'plain') continue
+      if (needle.encoding === 'plain' || !needle.whole) continue
       if (needle.caseless) {
         out = out.replace(new RegExp(escapeRegExp(needle.text), 'gi'), SECRET_MARKER)
       } else {
