@@ -170,7 +170,10 @@ export function optionsFor(name: string, make: Breaker, overrides: Partial<Confo
   const databases = new Map<string, { data: MemoryData; rejected: string[] }>()
   const db = (namespace: string) => {
     let entry = databases.get(namespace)
-    if (!entry) databases.set(namespace, (entry = { data: createMemoryData(), rejected: [] }))
+    if (!entry) {
+      entry = { data: createMemoryData(), rejected: [] }
+      databases.set(namespace, entry)
+    }
     return entry
   }
   return {
