@@ -4,7 +4,12 @@ import { defineConfig } from 'vitest/config'
 // vitest.config.ts (timeouts, global setup for test servers).
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'conformance/test', 'apps/*'],
+    projects: [
+      'packages/*/vitest.config.ts',
+      'packages/ai-harness/test/vitest.config.ts',
+      'conformance/test/vitest.config.ts',
+      'apps/*/vitest.config.ts',
+    ],
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },
   },

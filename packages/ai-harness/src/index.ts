@@ -4,5 +4,33 @@
  */
 export * from './contract/index.js'
 export * from './json/json-types.js'
-export { findNonJson, jsonCopy, jsonBytes, utf8Length, childPath, type NonJsonFinding } from './json/check-json.js'
+export { findNonJson, jsonCopy, jsonBytes, jsonEqual, utf8Length, childPath, type NonJsonFinding } from './json/check-json.js'
 export { SecretScanner, SECRET_MARKER, MIN_SECRET_LENGTH, type SecretFinding } from './secrets/secret-scanner.js'
+export {
+  durableTool,
+  durableMetaOf,
+  DURABLE,
+  type DurableTool,
+  type DurableToolContext,
+  type DurableToolOptions,
+  type DurableExecute,
+  type Step,
+  type StepRunContext,
+  type AskOptions,
+  type AppRecord,
+  type AppendRecords,
+  type ReplayPolicy,
+  type JsonStepGuard,
+} from './runtime/durable-tool.js'
+export {
+  defineHarness,
+  DEFAULT_CUT_TOOL_ERROR,
+  type Harness,
+  type HarnessOptions,
+  type AfterToolCallHook,
+  type ToolCallOutcome,
+} from './runtime/harness.js'
+export { createHost, type Host, type HostOptions, type OpenOptions, type Session, type TurnInput } from './runtime/host.js'
+export { StepError, RecordError } from './runtime/runtime-errors.js'
+export * from './runtime/records.js'
+export { foldLog, type SessionState, type StoredStep } from './runtime/session-fold.js'

@@ -109,3 +109,17 @@ export function utf8Length(text: string): number {
   }
   return bytes
 }
+
+/** Deep equality of two JSON values, ignoring key order. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a)) {
+    const other = b as unknown[]
+    return a.length === other.length && a.every((item, i) => jsonEqual(item, other[i]))
+  }
+  const keysA = Object.keys(a)
+  const keysB = Object.keys(b)
+  return keysA.length === keysB.length && keysA.every((key) => Object.hasOwn(b, key) && jsonEqual((a as never)[key], (b as never)[key]))
+}

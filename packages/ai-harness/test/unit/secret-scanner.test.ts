@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MIN_SECRET_LENGTH, SECRET_MARKER, SecretScanner } from '../src/index.js'
+import { MIN_SECRET_LENGTH, SECRET_MARKER, SecretScanner } from '../../src/index.js'
 
 const secret = 'sk_live_51HxQz9Ab+/cd'
 const scanner = new SecretScanner([secret])

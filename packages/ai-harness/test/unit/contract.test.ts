@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createManualClock, type HarnessError, isHarnessError, LogConflictError, prepareBatch, withRetry } from '../src/index.js'
+import { createManualClock, type HarnessError, isHarnessError, LogConflictError, prepareBatch, withRetry } from '../../src/index.js'
 
 describe('prepareBatch', () => {
   const limits = { maxRecordBytes: 40, maxBatchBytes: 60 }

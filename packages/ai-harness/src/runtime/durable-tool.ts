@@ -1,0 +1,195 @@
+import type { ApprovalSchemaConfig, InferSchemaType, SchemaInput, ServerTool, ToolDefinition, ToolExecutionContext } from '@tanstack/ai'
+import { HarnessError } from '../contract/errors.js'
+import type { LogRecord } from '../contract/types.js'
+import type { IsJson } from '../json/json-types.js'
+import { findNonJson, jsonCopy } from '../json/check-json.js'
+import { notInDurableSession, StepError } from './runtime-errors.js'
+
+/** What `step.do` passes to its function. */
+export interface StepRunContext {
+  /**
+   * `${logId}:${toolCallId}:${name}`: the same on every run of the step, so the system
+   * that performs the side effect can refuse a second call.
+   */
+  readonly idempotencyKey: string
+}
+
+/**
+ * Compile-time guard: a step value must be JSON. When it is not (a `Date`, a `Map`,
+ * a class instance with methods…), `step.do` asks for a third argument that cannot be
+ * given, and TypeScript reports the missing argument by this name.
+ */
+export type JsonStepGuard<T> = IsJson<T> extends true ? [] : [step_value_must_be_JSON__return_date_toISOString_not_date: never]
+
+/** A question for a person, with the schema its answer must match. */
+export interface AskOptions<S extends SchemaInput> {
+  /** Same on every run, like a step name. */
+  name: string
+  /** What the person sees. */
+  message: string
+  /** The answer's schema (zod or any Standard Schema with JSON Schema). */
+  schema: S
+}
+
+/** Durable building blocks of a tool call. */
+export interface Step {
+  /**
+   * Runs `fn` once per tool call and stores its JSON value in the session log before
+   * resolving. After a crash, a stored step returns its value without running `fn`.
+   */
+  do<T>(name: string, fn: (context: StepRunContext) => T | Promise<T>, ...guard: JsonStepGuard<T>): Promise<T>
+  /** Waits `ms`, durably: the wake time is logged on the first run and kept across crashes. */
+  sleep(name: string, ms: number): Promise<void>
+  /** Asks a person; the session parks until any host answers. After a crash, returns the logged answer. */
+  ask<S extends SchemaInput>(options: AskOptions<S>): Promise<InferSchemaType<S>>
+}
+
+/** An app record for the session log: a JSON object with a type outside `harness.`. */
+export type AppRecord = LogRecord
+
+/** Adds app records that land with the tool call's result, in the same append. */
+export type AppendRecords = (records: readonly AppRecord[]) => void
+
+/** The context of a durable tool's `execute`: the normal tool context plus `step`, `append` and `secret`. */
+export type DurableToolContext<TContext = unknown> = ToolExecutionContext<TContext> & {
+  step: Step
+  append: AppendRecords
+  /**
+   * Reads a secret of the session by name. The value becomes one of the session's
+   * secrets: steps and records that contain it are refused, results and events have it
+   * replaced by a marker.
+   */
+  secret: (name: string) => Promise<string>
+}
+
+export type ReplayPolicy = 'safe' | 'never'
+
+export interface DurableToolOptions {
+  /**
+   * What happens to a call cut by a crash: `'safe'` (default) runs it again, finished
+   * steps returning their stored values; `'never'` gives the model a tool error, because
+   * nobody knows whether the tool finished.
+   */
+  replay?: ReplayPolicy
+}
+
+/** The execute function of a durable tool. */
+export type DurableExecute<TInput extends SchemaInput | undefined, TOutput extends SchemaInput | undefined> = (
+  args: InferSchemaType<TInput>,
+  context: DurableToolContext,
+) => Promise<InferSchemaType<TOutput>> | InferSchemaType<TOutput>
+
+/** Where the harness finds a durable tool's own execute and replay policy. */
+export const DURABLE = Symbol.for('@tanstack/ai-harness/durable-tool')
+
+export interface DurableMeta {
+  readonly execute: (args: unknown, context: DurableToolContext) => unknown
+  readonly replay: ReplayPolicy
+}
+
+/** A server tool that a harness session runs durably, and plain `chat()` runs as is. */
+export type DurableTool<
+  TInput extends SchemaInput | undefined = any,
+  TOutput extends SchemaInput | undefined = any,
+  TName extends string = string,
+  TNeedsApproval extends boolean = boolean,
+  TApprovalSchema extends ApprovalSchemaConfig | undefined = any,
+> = ServerTool<TInput, TOutput, TName, unknown, TNeedsApproval, TApprovalSchema> & {
+  readonly [DURABLE]: DurableMeta
+}
+
+/** The durable parts of a tool, or undefined for an ordinary tool. */
+export function durableMetaOf(tool: unknown): DurableMeta | undefined {
+  return typeof tool === 'object' && tool !== null ? (tool as { [DURABLE]?: DurableMeta })[DURABLE] : undefined
+}
+
+/**
+ * Makes a tool whose side effects run once. `execute` gets `step` and `append` next to
+ * the normal tool context. In a harness session each `step.do` is stored in the session
+ * log; in plain `chat()` the same tool runs with `step.do` calling `fn` every time.
+ *
+ * The `replay` option of `durableTool` decides what a crash does to a cut call; a
+ * `replay` field on the tool definition is not read.
+ */
+export function durableTool<
+  TInput extends SchemaInput | undefined,
+  TOutput extends SchemaInput | undefined,
+  TName extends string,
+  TNeedsApproval extends boolean,
+  TApprovalSchema extends ApprovalSchemaConfig | undefined,
+>(
+  definition: ToolDefinition<TInput, TOutput, TName, TNeedsApproval, TApprovalSchema>,
+  execute: DurableExecute<TInput, TOutput>,
+  options: DurableToolOptions = {},
+): DurableTool<TInput, TOutput, TName, TNeedsApproval, TApprovalSchema> {
+  const replay = options.replay ?? 'safe'
+  if (replay !== 'safe' && replay !== 'never') {
+    throw new HarnessError('INVALID_ARGUMENT', `replay must be 'safe' or 'never', not ${JSON.stringify(replay)}.`)
+  }
+  const run = execute as DurableMeta['execute']
+  const plain = definition.server((args, context) => run(args, plainContext(context)) as never)
+  return Object.assign(plain, { [DURABLE]: { execute: run, replay } }) as never
+}
+
+/** The context a durable tool gets in plain `chat()`: no log, so steps run every time. */
+function plainContext(context: ToolExecutionContext | undefined): DurableToolContext {
+  const toolCallId = context?.toolCallId ?? 'plain'
+  const used = new Set<string>()
+  const step: Step = {
+    async do(name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) {
+      claimStepName(used, name)
+      const value = await fn({ idempotencyKey: `plain:${toolCallId}:${name}` })
+      assertStepJson(name, value)
+      return jsonCopy(value) as never
+    },
+    async sleep(name, ms) {
+      claimStepName(used, name)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
+    },
+    async ask() {
+      throw notInDurableSession('step.ask')
+    },
+  }
+  return {
+    ...(context as ToolExecutionContext),
+    emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
+    step,
+    append: () => {
+      throw notInDurableSession('append')
+    },
+    secret: async () => {
+      throw notInDurableSession('secret()')
+    },
+  }
+}
+
+/** The same step name twice in one tool call is a bug: the second would return the first's value. */
+export function claimStepName(used: Set<string>, name: string): void {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new StepError(
+      'INVALID_ARGUMENT',
+      String(name),
+      'A step name must be a non-empty string that is the same on every run, e.g. `charge:${orderId}`.',
+    )
+  }
+  if (used.has(name)) {
+    throw new StepError(
+      'STEP_DUPLICATE_NAME',
+      name,
+      `Step ${JSON.stringify(name)} is used twice in one tool call. Give each step its own name, e.g. add the item id: \`${name}:\${id}\`.`,
+    )
+  }
+  used.add(name)
+}
+
+export function assertStepJson(name: string, value: unknown): void {
+  const bad = findNonJson(value, { allowUndefinedAtTop: true })
+  if (bad) {
+    throw new StepError(
+      'STEP_NOT_JSON',
+      name,
+      `Step ${JSON.stringify(name)} returned a value that is not JSON at ${bad.path}: ${bad.reason}.`,
+      bad.path,
+    )
+  }
+}

@@ -1,0 +1,99 @@
+import type { AnyTextAdapter, ChatMiddleware, Tool } from '@tanstack/ai'
+import { HarnessError } from '../contract/errors.js'
+import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
+
+/** What a tool-result hook sees: the outcome of one tool call, before it is logged. */
+export interface ToolCallOutcome {
+  readonly toolName: string
+  readonly toolCallId: string
+  readonly args: unknown
+  readonly ok: boolean
+  readonly result?: unknown
+  readonly error?: unknown
+}
+
+/**
+ * Runs after a tool call, in order, before the result is logged and shown to the model.
+ * Return `{ result }` to replace the result (also an error's); the replacement is what
+ * the model sees and what the log keeps.
+ */
+export type AfterToolCallHook = (outcome: ToolCallOutcome) => void | { result: unknown } | Promise<void | { result: unknown }>
+
+export interface HarnessOptions {
+  /** Stored in each session's first record; a session opens only with the harness that made it. */
+  name: string
+  /** Any TanStack AI text adapter. */
+  adapter: AnyTextAdapter
+  tools?: ReadonlyArray<Tool<any, any, any, any>>
+  systemPrompts?: string[]
+  /** TanStack AI chat middleware, passed to every `chat()` run of the session. */
+  middleware?: ChatMiddleware<any>[]
+  /** Hooks that may replace a tool's result before the model and the log see it. */
+  onAfterToolCall?: AfterToolCallHook | AfterToolCallHook[]
+  /**
+   * Replay policy of ordinary (non-durable) tools by name. Ordinary tools default to
+   * `'never'`: after a crash they get a tool error instead of running again.
+   */
+  replay?: Record<string, ReplayPolicy>
+  /** The tool error a cut call gets after a crash. */
+  cutToolError?: string
+  /** Largest step record in bytes of JSON. Default: 64 KiB, and never above the store's record limit. */
+  maxStepBytes?: number
+  /** Resolves secrets that tools read with `secret(name)` and that were not given when the session opened. */
+  resolveSecret?: (name: string) => string | undefined | Promise<string | undefined>
+  /** Passed to `chat()`. */
+  modelOptions?: Record<string, unknown>
+  agentLoopStrategy?: (state: any) => boolean
+}
+
+/** The default text of the tool error a call cut by a crash gets. */
+export const DEFAULT_CUT_TOOL_ERROR =
+  'This tool call was interrupted by a crash and nobody knows whether it finished. Check its effect (for example, look the order up) before you call it again.'
+
+/** A harness: the agent's model, tools and rules, ready to run durable sessions on any host. */
+export interface Harness {
+  readonly name: string
+  readonly options: HarnessOptions
+  readonly tools: ReadonlyArray<Tool<any, any, any, any>>
+  toolNamed(name: string): Tool<any, any, any, any> | undefined
+  /** What a crash does to a cut call of this tool. */
+  replayOf(toolName: string): ReplayPolicy
+  readonly hooks: AfterToolCallHook[]
+  readonly cutToolError: string
+}
+
+/** Defines a harness. Use it with `createHost` (and, for waits, `createWorker`). */
+export function defineHarness(options: HarnessOptions): Harness {
+  if (typeof options.name !== 'string' || options.name === '') {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      'defineHarness needs a name, e.g. { name: "checkout" }: sessions record which harness made them.',
+    )
+  }
+  if (!options.adapter || options.adapter.kind !== 'text') {
+    throw new HarnessError('INVALID_ARGUMENT', 'defineHarness needs a TanStack AI text adapter, e.g. adapter: openaiText("gpt-5.5").')
+  }
+  const tools = options.tools ?? []
+  const byName = new Map<string, Tool<any, any, any, any>>()
+  for (const tool of tools) {
+    if (byName.has(tool.name))
+      throw new HarnessError('INVALID_ARGUMENT', `Two tools are named ${JSON.stringify(tool.name)}; tool names must be unique.`)
+    byName.set(tool.name, tool)
+  }
+  const hooks = options.onAfterToolCall === undefined ? [] : [options.onAfterToolCall].flat()
+  return {
+    name: options.name,
+    options,
+    tools,
+    hooks,
+    cutToolError: options.cutToolError ?? DEFAULT_CUT_TOOL_ERROR,
+    toolNamed: (name) => byName.get(name),
+    replayOf(toolName) {
+      const tool = byName.get(toolName)
+      if (!tool) return 'never'
+      const meta = durableMetaOf(tool)
+      if (meta) return meta.replay
+      return options.replay?.[toolName] ?? 'never'
+    },
+  }
+}

@@ -1,0 +1,94 @@
+import type { JsonObject, JsonValue } from '../json/json-types.js'
+
+/**
+ * The records the harness writes to a session log. Every type begins with
+ * `harness.`; apps add their own types through `append` and read them back with
+ * `readRecords`. Together they are enough to rebuild the conversation and to know,
+ * after a crash, exactly which tool calls finished and which steps are stored.
+ */
+
+/** A tool call as the model made it; `arguments` is the JSON text the model sent. */
+export interface LoggedToolCall extends JsonObject {
+  id: string
+  name: string
+  arguments: string
+}
+
+/** A message of the conversation, in the JSON form the log keeps. */
+export interface LoggedMessage extends JsonObject {
+  role: 'user' | 'assistant' | 'tool'
+  content: JsonValue
+}
+
+/** The session was created for this harness. Always seq 1. */
+export interface SessionOpenedRecord extends JsonObject {
+  type: 'harness.session.opened'
+  harness: string
+  at: number
+}
+
+/** A turn began with these new messages (the user's prompt). */
+export interface TurnStartedRecord extends JsonObject {
+  type: 'harness.turn.started'
+  turnId: string
+  messages: LoggedMessage[]
+  at: number
+}
+
+/**
+ * What the model said. When it has tool calls, this record is in the log before any
+ * of them runs, so tool call ids (and so idempotency keys) survive a crash.
+ */
+export interface AssistantRecord extends JsonObject {
+  type: 'harness.assistant'
+  turnId: string
+  text: string
+  toolCalls: LoggedToolCall[]
+}
+
+/** A finished step of a tool call. `value` is absent for a step that returned nothing. */
+export interface StepRecord extends JsonObject {
+  type: 'harness.step'
+  toolCallId: string
+  name: string
+}
+
+/** The result of one tool call, as the model saw it, with the session's secrets removed. */
+export interface ToolResultRecord extends JsonObject {
+  type: 'harness.tool.result'
+  toolCallId: string
+  toolName: string
+  ok: boolean
+  result: JsonValue
+  /** Set when the harness settled a call cut by a crash instead of running it. */
+  cut: boolean
+}
+
+/** The turn ended: the model answered without asking for more tools. */
+export interface TurnFinishedRecord extends JsonObject {
+  type: 'harness.turn.finished'
+  turnId: string
+  at: number
+}
+
+/** The turn was cancelled by the user; it is not resumed. */
+export interface TurnCancelledRecord extends JsonObject {
+  type: 'harness.turn.cancelled'
+  turnId: string
+  at: number
+  reason: string
+}
+
+export type HarnessRecord =
+  | SessionOpenedRecord
+  | TurnStartedRecord
+  | AssistantRecord
+  | StepRecord
+  | ToolResultRecord
+  | TurnFinishedRecord
+  | TurnCancelledRecord
+
+/** The prefix of every record type the harness owns. */
+export const RESERVED_PREFIX = 'harness.'
+
+export const isHarnessRecordType = (type: string) => type.startsWith(RESERVED_PREFIX)

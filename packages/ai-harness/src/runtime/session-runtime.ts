@@ -1,0 +1,20 @@
+import type { Clock, HarnessStore } from '../contract/types.js'
+import type { SecretScanner } from '../secrets/secret-scanner.js'
+import type { Harness } from './harness.js'
+import type { SessionState } from './session-fold.js'
+import type { SessionWriter } from './session-writer.js'
+
+/** What every part of a running session shares. One per open session. */
+export interface SessionRuntime {
+  readonly logId: string
+  readonly harness: Harness
+  readonly store: HarnessStore
+  readonly state: SessionState
+  readonly writer: SessionWriter
+  readonly scanner: SecretScanner
+  readonly clock: Clock
+  /** Secrets given when the session was opened, by name. */
+  readonly secrets: ReadonlyMap<string, string>
+  /** Largest step record, in bytes. */
+  readonly maxStepBytes: number
+}

@@ -1,0 +1,231 @@
+import type { Tool, ToolExecutionContext } from '@tanstack/ai'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
+import type { LogRecord } from '../contract/types.js'
+import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
+import type { JsonValue } from '../json/json-types.js'
+import {
+  type AppendRecords,
+  assertStepJson,
+  claimStepName,
+  type DurableToolContext,
+  durableMetaOf,
+  type Step,
+  type StepRunContext,
+} from './durable-tool.js'
+import { isHarnessRecordType, type ToolResultRecord } from './records.js'
+import { RecordError, StepError } from './runtime-errors.js'
+import type { SessionRuntime } from './session-runtime.js'
+
+/** Errors that must stop the whole run, not become a tool error for the model. */
+export function isFatal(error: unknown): boolean {
+  return isHarnessError(error) && (error.code === 'LOG_CONFLICT' || error.code === 'LEASE_LOST' || error.code === 'STORE_UNAVAILABLE')
+}
+
+/**
+ * One tool call in a durable session: its steps, its buffered app records, and the
+ * append that settles it. The result record and the app records land in one append,
+ * so a call cut before its result never wrote its records.
+ */
+export class ToolCallRun {
+  readonly #usedNames = new Set<string>()
+  readonly #records: LogRecord[] = []
+
+  constructor(
+    readonly session: SessionRuntime,
+    readonly toolCallId: string,
+    readonly toolName: string,
+  ) {}
+
+  get idPrefix(): string {
+    return `${this.session.logId}:${this.toolCallId}:`
+  }
+
+  readonly step: Step = {
+    do: async (name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) => {
+      claimStepName(this.#usedNames, name)
+      const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
+      if (stored) return jsonCopy(stored.value) as never
+      const value = await fn({ idempotencyKey: `${this.idPrefix}${name}` })
+      assertStepJson(name, value)
+      const secret = this.session.scanner.find(value)
+      if (secret) {
+        throw new StepError(
+          'STEP_SECRET',
+          name,
+          `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
+          secret.path,
+        )
+      }
+      const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
+      if (value !== undefined) record.value = jsonCopy(value) as JsonValue
+      const bytes = jsonBytes(record)
+      if (bytes > this.session.maxStepBytes) {
+        throw new StepError(
+          'STEP_TOO_LARGE',
+          name,
+          `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${this.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
+        )
+      }
+      await this.session.writer.append([record])
+      return jsonCopy(value) as never
+    },
+    sleep: async () => {
+      throw new HarnessError('INVALID_ARGUMENT', 'step.sleep is not available in this session runtime.')
+    },
+    ask: async () => {
+      throw new HarnessError('INVALID_ARGUMENT', 'step.ask is not available in this session runtime.')
+    },
+  }
+
+  readonly append: AppendRecords = (records) => {
+    if (!Array.isArray(records))
+      throw new RecordError('RECORD_INVALID', 'append takes an array of records: append([{ type: "app.note", ... }]).')
+    const checked: LogRecord[] = []
+    records.forEach((record, index) => {
+      const at = `records[${index}]`
+      if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string' || record.type === '') {
+        throw new RecordError('RECORD_INVALID', `${at} must be an object with a string "type", like { type: "app.memory", ... }.`, at)
+      }
+      if (isHarnessRecordType(record.type)) {
+        throw new RecordError(
+          'RECORD_TYPE_RESERVED',
+          `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
+          at,
+        )
+      }
+      const bad = findNonJson(record, { root: at })
+      if (bad) throw new RecordError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`, bad.path)
+      const secret = this.session.scanner.find(record, at)
+      if (secret) {
+        throw new RecordError(
+          'RECORD_SECRET',
+          `${secret.path} holds a secret of the session (${secret.encoding}). The log must not keep it: log an id, not the token.`,
+          secret.path,
+        )
+      }
+      checked.push(jsonCopy(record))
+    })
+    this.#records.push(...checked)
+  }
+
+  /** Reads a secret by name and makes it one of the session's secrets. */
+  readonly secret = async (name: string): Promise<string> => {
+    const value = this.session.secrets.get(name) ?? (await this.session.harness.options.resolveSecret?.(name))
+    if (typeof value !== 'string') {
+      throw new HarnessError(
+        'SECRET_NOT_FOUND',
+        `No secret named ${JSON.stringify(name)}. Give it when the session opens (host.open({ secrets: { ${name}: ... } })) or through the harness's resolveSecret.`,
+      )
+    }
+    this.session.scanner.add(value)
+    return value
+  }
+
+  contextFor(context: ToolExecutionContext | undefined): DurableToolContext {
+    return {
+      ...(context as ToolExecutionContext),
+      emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
+      step: this.step,
+      append: this.append,
+      secret: this.secret,
+    }
+  }
+
+  /** Records the outcome with the buffered app records, in one append. */
+  async settle(ok: boolean, result: JsonValue): Promise<void> {
+    const record: ToolResultRecord = {
+      type: 'harness.tool.result',
+      toolCallId: this.toolCallId,
+      toolName: this.toolName,
+      ok,
+      result,
+      cut: false,
+    }
+    await this.session.writer.append([record, ...this.#records])
+  }
+}
+
+/** The value `chat()` makes of a tool's return value, so the log keeps what the model saw. */
+function modelValue(value: unknown): JsonValue {
+  if (typeof value === 'string') {
+    try {
+      return JSON.parse(value) as JsonValue
+    } catch {
+      return value
+    }
+  }
+  return jsonCopy(value ?? null) as JsonValue
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : typeof error === 'string' ? error : 'Unknown error'
+}
+
+/**
+ * Wraps a tool so that, in a durable session, its call is settled in the log: steps
+ * memoized, app records buffered, hooks applied, secrets removed, and the result the
+ * model sees appended before `chat()` gets it.
+ */
+export function wrapTool(
+  session: SessionRuntime,
+  tool: Tool<any, any, any, any>,
+  onFatal: (error: unknown) => void,
+): Tool<any, any, any, any> {
+  const meta = durableMetaOf(tool)
+  const original = tool.execute
+  if (!original && !meta) return tool
+  return {
+    ...tool,
+    execute: async (args: unknown, context?: ToolExecutionContext) => {
+      const toolCallId = context?.toolCallId
+      if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
+      const logged = session.state.results.get(toolCallId)
+      if (logged) {
+        if (logged.ok) return logged.result
+        throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
+      }
+      const call = new ToolCallRun(session, toolCallId, tool.name)
+      let ok: boolean
+      let value: unknown
+      let error: unknown
+      try {
+        value = meta ? await meta.execute(args, call.contextFor(context)) : await original!(args, call.contextFor(context))
+        ok = true
+      } catch (caught) {
+        if (isFatal(caught)) {
+          onFatal(caught)
+          throw caught
+        }
+        ok = false
+        error = caught
+      }
+      for (const hook of session.harness.hooks) {
+        const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
+        if (replaced && typeof replaced === 'object' && 'result' in replaced) {
+          ok = true
+          value = replaced.result
+          error = undefined
+        }
+      }
+      let seen: JsonValue
+      if (ok) {
+        try {
+          seen = session.scanner.redact(modelValue(value))
+        } catch (caught) {
+          ok = false
+          seen = { error: `The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}` }
+        }
+      } else {
+        seen = { error: session.scanner.redactText(errorMessage(error)) }
+      }
+      try {
+        await call.settle(ok, seen)
+      } catch (caught) {
+        onFatal(caught)
+        throw caught
+      }
+      if (!ok) throw new Error((seen as { error: string }).error)
+      return seen
+    },
+  } as Tool<any, any, any, any>
+}

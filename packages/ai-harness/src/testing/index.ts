@@ -1,0 +1,7 @@
+/**
+ * Test helpers for harness users: a scripted model that needs no network.
+ * @packageDocumentation
+ */
+export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
+export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scripted-adapter.js'
+export { createManualClock, type ManualClock } from '../contract/clock.js'
