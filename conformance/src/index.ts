@@ -3,6 +3,14 @@
  * @packageDocumentation
  */
 export { runConformance } from './run-conformance.js'
-export { runConformanceCases, allCases, storeCases, registerCases, type CaseResult, type CaseStatus } from './run-cases.js'
+export {
+  runConformanceCases,
+  allCases,
+  storeCases,
+  durableSemanticsCases,
+  registerCases,
+  type CaseResult,
+  type CaseStatus,
+} from './run-cases.js'
 export { defineCase, expectCode, type CaseContext, type ConformanceCase } from './case.js'
 export { SKIP_KEYS, type SkipKey, type ConformanceOptions, type StoreContext } from './options.js'

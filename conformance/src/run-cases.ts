@@ -4,10 +4,14 @@ import { type CaseContext, type ConformanceCase, newClock } from './case.js'
 import { leaseCases } from './cases/lease-cases.js'
 import { logCases } from './cases/log-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
+import { durableCases } from './durable/durable-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
 /** Every case of the suite, in the order they run. */
 export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
+
+/** The durable semantics of the seed page, proved on top of the store. */
+export const durableSemanticsCases: readonly ConformanceCase[] = durableCases
 
 const extraCases: ConformanceCase[] = []
 
@@ -17,7 +21,7 @@ export function registerCases(cases: readonly ConformanceCase[]): void {
 }
 
 export function allCases(): readonly ConformanceCase[] {
-  return [...storeCases, ...extraCases]
+  return [...storeCases, ...durableSemanticsCases, ...extraCases]
 }
 
 export type CaseStatus = 'passed' | 'failed' | 'skipped'
@@ -59,7 +63,8 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
 
 /** Builds the context of one case: a fresh namespace, a manual clock, store instances. */
 export async function createCaseContext(options: ConformanceOptions, c: ConformanceCase) {
-  const namespace = `c${randomUUID().replace(/-/g, '').slice(0, 12)}_${c.id.replace(/[^a-z0-9]/gi, '_')}`
+  // Short and plain (letters, digits, _): stores use it in table, schema and key names.
+  const namespace = `c${randomUUID().replace(/-/g, '').slice(0, 12)}_${c.id.replace(/[^a-z0-9]/gi, '_').slice(0, 30)}`
   const clock = newClock()
   const opened: HarnessStore[] = []
   const openStore = async () => {

@@ -33,9 +33,13 @@ export interface HarnessErrorOptions {
   cause?: unknown
 }
 
+/** Marks harness errors, also across two copies of this package in one process. */
+const BRAND = Symbol.for('@tanstack/ai-harness/error')
+
 /** Base class of every typed error the harness and its stores throw. */
 export class HarnessError extends Error {
   readonly code: HarnessErrorCode
+  readonly [BRAND] = true
 
   constructor(code: HarnessErrorCode, message: string, options?: HarnessErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause })
@@ -44,13 +48,15 @@ export class HarnessError extends Error {
   }
 }
 
-/** True when `error` is a harness error, optionally with the given code. */
+/**
+ * True when `error` is a harness error, optionally with the given code. Driver errors
+ * that merely carry a string `code` (pg's '40001', Node's 'ECONNRESET') are not.
+ */
 export function isHarnessError(error: unknown, code?: HarnessErrorCode): error is HarnessError {
   return (
     typeof error === 'object' &&
     error !== null &&
-    typeof (error as { code?: unknown }).code === 'string' &&
-    error instanceof Error &&
+    (error as { [BRAND]?: unknown })[BRAND] === true &&
     (code === undefined || (error as HarnessError).code === code)
   )
 }

@@ -27,7 +27,8 @@ type IsAny<T> = 0 extends 1 & T ? true : false
  * and no `undefined` inside arrays. `undefined` in object properties is allowed
  * (JSON drops it). Used to make non-JSON step values a compile-time error.
  */
-export type IsJson<T> = IsAny<T> extends true ? true : [T] extends [never] ? true : JsonCheck<T> extends true ? true : false
+export type IsJson<T> =
+  IsAny<T> extends true ? true : unknown extends T ? true : [T] extends [never] ? true : JsonCheck<T> extends true ? true : false
 
 type JsonCheck<T> = T extends string | number | boolean | null | undefined | void
   ? true

@@ -37,7 +37,11 @@ export interface Step {
    * Runs `fn` once per tool call and stores its JSON value in the session log before
    * resolving. After a crash, a stored step returns its value without running `fn`.
    */
-  do<T>(name: string, fn: (context: StepRunContext) => T | Promise<T>, ...guard: JsonStepGuard<T>): Promise<T>
+  do<T, Guard extends JsonStepGuard<T> = JsonStepGuard<T>>(
+    name: string,
+    fn: (context: StepRunContext) => T | Promise<T>,
+    ...guard: Guard
+  ): Promise<T>
   /** Waits `ms`, durably: the wake time is logged on the first run and kept across crashes. */
   sleep(name: string, ms: number): Promise<void>
   /** Asks a person; the session parks until any host answers. After a crash, returns the logged answer. */
@@ -169,7 +173,7 @@ export function claimStepName(used: Set<string>, name: string): void {
     throw new StepError(
       'INVALID_ARGUMENT',
       String(name),
-      'A step name must be a non-empty string that is the same on every run, e.g. `charge:${orderId}`.',
+      'A step name must be a non-empty string that is the same on every run, e.g. "charge:" followed by the order id.',
     )
   }
   if (used.has(name)) {

@@ -1,4 +1,4 @@
-import type { AnyTextAdapter, ChatMiddleware, Tool } from '@tanstack/ai'
+import type { AnyTextAdapter, AnyTool, ChatMiddleware } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
 
@@ -24,7 +24,7 @@ export interface HarnessOptions {
   name: string
   /** Any TanStack AI text adapter. */
   adapter: AnyTextAdapter
-  tools?: ReadonlyArray<Tool<any, any, any, any>>
+  tools?: ReadonlyArray<AnyTool>
   systemPrompts?: string[]
   /** TanStack AI chat middleware, passed to every `chat()` run of the session. */
   middleware?: ChatMiddleware<any>[]
@@ -54,8 +54,8 @@ export const DEFAULT_CUT_TOOL_ERROR =
 export interface Harness {
   readonly name: string
   readonly options: HarnessOptions
-  readonly tools: ReadonlyArray<Tool<any, any, any, any>>
-  toolNamed(name: string): Tool<any, any, any, any> | undefined
+  readonly tools: ReadonlyArray<AnyTool>
+  toolNamed(name: string): AnyTool | undefined
   /** What a crash does to a cut call of this tool. */
   replayOf(toolName: string): ReplayPolicy
   readonly hooks: AfterToolCallHook[]
@@ -74,7 +74,7 @@ export function defineHarness(options: HarnessOptions): Harness {
     throw new HarnessError('INVALID_ARGUMENT', 'defineHarness needs a TanStack AI text adapter, e.g. adapter: openaiText("gpt-5.5").')
   }
   const tools = options.tools ?? []
-  const byName = new Map<string, Tool<any, any, any, any>>()
+  const byName = new Map<string, AnyTool>()
   for (const tool of tools) {
     if (byName.has(tool.name))
       throw new HarnessError('INVALID_ARGUMENT', `Two tools are named ${JSON.stringify(tool.name)}; tool names must be unique.`)

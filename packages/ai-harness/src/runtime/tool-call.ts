@@ -1,4 +1,4 @@
-import type { Tool, ToolExecutionContext } from '@tanstack/ai'
+import type { AnyTool, ToolExecutionContext } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
@@ -166,11 +166,7 @@ function errorMessage(error: unknown): string {
  * memoized, app records buffered, hooks applied, secrets removed, and the result the
  * model sees appended before `chat()` gets it.
  */
-export function wrapTool(
-  session: SessionRuntime,
-  tool: Tool<any, any, any, any>,
-  onFatal: (error: unknown) => void,
-): Tool<any, any, any, any> {
+export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error: unknown) => void): AnyTool {
   const meta = durableMetaOf(tool)
   const original = tool.execute
   if (!original && !meta) return tool
@@ -227,5 +223,5 @@ export function wrapTool(
       if (!ok) throw new Error((seen as { error: string }).error)
       return seen
     },
-  } as Tool<any, any, any, any>
+  } as AnyTool
 }

@@ -5,3 +5,4 @@
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
 export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scripted-adapter.js'
 export { createManualClock, type ManualClock } from '../contract/clock.js'
+export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createManualClock, type HarnessError, isHarnessError, LogConflictError, prepareBatch, withRetry } from '../../src/index.js'
+import { createManualClock, HarnessError, isHarnessError, LogConflictError, prepareBatch, withRetry } from '../../src/index.js'
 
 describe('prepareBatch', () => {
   const limits = { maxRecordBytes: 40, maxBatchBytes: 60 }
@@ -98,5 +98,27 @@ describe('errors and clock', () => {
     clock.advance(500)
     expect(clock.now()).toBe(1500)
     expect(() => clock.advance(-1)).toThrow(RangeError)
+  })
+})
+
+describe('isHarnessError', () => {
+  it('is false for driver errors that carry a string code', () => {
+    expect(isHarnessError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).toBe(false)
+    expect(isHarnessError(Object.assign(new Error('serialization'), { code: '40001' }))).toBe(false)
+    expect(isHarnessError(new HarnessError('LEASE_LOST', 'x'), 'LEASE_LOST')).toBe(true)
+  })
+
+  it('lets withRetry retry a driver error with a code', async () => {
+    let calls = 0
+    const value = await withRetry(
+      async () => {
+        calls++
+        if (calls === 1) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' })
+        return 'ok'
+      },
+      { isTransient: (e) => (e as { code?: string }).code === 'ECONNRESET', sleep: async () => {} },
+    )
+    expect(value).toBe('ok')
+    expect(calls).toBe(2)
   })
 })

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict'
+import { type StreamChunk, toolDefinition } from '@tanstack/ai'
+import { createHost, type Harness, type HarnessStore, type Host, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
+import { type CrashableStore, crashable, type Script, scriptedText } from '@tanstack/ai-harness/testing'
+import { z } from 'zod'
+import type { CaseContext } from '../case.js'
+
+export const LEASE_MS = 30_000
+
+/**
+ * A payment service that refuses a repeated idempotency key, as real payment APIs do:
+ * the second call returns the first charge and makes no new one. It counts attempts,
+ * so a test can tell "ran twice" from "charged twice".
+ */
+export class FakeBilling {
+  readonly charges = new Map<string, { id: string; orderId: string }>()
+  readonly invoices = new Map<string, string>()
+  attempts = 0
+  refused = 0
+
+  charge(orderId: string, idempotencyKey: string): { id: string } {
+    this.attempts++
+    const existing = this.charges.get(idempotencyKey)
+    if (existing) {
+      this.refused++
+      return { id: existing.id }
+    }
+    const charge = { id: `ch_${this.charges.size + 1}`, orderId }
+    this.charges.set(idempotencyKey, charge)
+    return { id: charge.id }
+  }
+
+  sendInvoice(chargeId: string, idempotencyKey: string): void {
+    this.attempts++
+    if (this.invoices.has(idempotencyKey)) {
+      this.refused++
+      return
+    }
+    this.invoices.set(idempotencyKey, chargeId)
+  }
+}
+
+/** One "process": its own store instance (which can crash) and its own host. */
+export interface Proc {
+  readonly store: CrashableStore
+  readonly host: Host
+}
+
+export async function startProcess(context: CaseContext, harness: Harness, name: string): Promise<Proc> {
+  const store = crashable(await context.openStore())
+  const host = createHost({ store, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId: name })
+  return { store, host }
+}
+
+/** Reads a stream to its end. */
+export async function drain(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
+  const chunks: StreamChunk[] = []
+  for await (const chunk of stream) chunks.push(chunk)
+  return chunks
+}
+
+/**
+ * Runs a stream until its process crashes. The crashed run hangs forever (as a killed
+ * process would), so this waits for the crash flag, yielding to the event loop; it
+ * fails if the stream ends or throws first.
+ */
+export async function runUntilCrash(proc: Proc, stream: AsyncIterable<StreamChunk>, what: string): Promise<void> {
+  let outcome: string | undefined
+  drain(stream).then(
+    () => {
+      outcome = 'ended'
+    },
+    (error: unknown) => {
+      outcome = `threw ${String(error)}`
+    },
+  )
+  const deadline = Date.now() + 60_000
+  while (!proc.store.crashed) {
+    if (outcome) assert.fail(`${what}: the run ${outcome} before the crash point`)
+    if (Date.now() > deadline) assert.fail(`${what}: the crash point was never reached`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
+/** A scripted model that calls `checkout` for the order in the prompt, then answers. */
+export function checkoutModel(): ReturnType<typeof scriptedText> {
+  const script: Script = ({ messages }) => {
+    const last = messages[messages.length - 1]
+    if (last?.role === 'user') {
+      const orderId = String(last.content).replace(/^checkout /, '')
+      return { text: 'Placing the order.', toolCalls: [{ name: 'checkout', args: { orderId } }] }
+    }
+    return 'Your order is placed.'
+  }
+  return scriptedText(script)
+}
+
+export const checkoutDefinition = () =>
+  toolDefinition({
+    name: 'checkout',
+    description: 'Charge an order and send the invoice',
+    inputSchema: z.object({ orderId: z.string() }),
+  })
+
+export function harnessRecords(entries: readonly LogEntry[], type: string): LogRecord[] {
+  return entries.map((e) => e.record).filter((r) => r.type === type)
+}
+
+/** The log is well-formed: dense seqs, one opened record first, every tool call settled once. */
+export function assertWellFormed(entries: readonly LogEntry[]): void {
+  for (const [i, entry] of entries.entries()) assert.equal(entry.seq, i + 1, 'dense seqs')
+  assert.equal(entries[0]?.record.type, 'harness.session.opened')
+  const calls = harnessRecords(entries, 'harness.assistant').flatMap((r) => (r.toolCalls as Array<{ id: string }>).map((c) => c.id))
+  const results = harnessRecords(entries, 'harness.tool.result').map((r) => String(r.toolCallId))
+  assert.equal(new Set(results).size, results.length, 'a tool call has one result')
+  for (const id of results) assert.ok(calls.includes(id), `result for an unknown call ${id}`)
+}
+
+export type { HarnessStore }

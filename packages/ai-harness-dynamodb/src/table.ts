@@ -1,0 +1,86 @@
+import {
+  type CreateTableCommandInput,
+  CreateTableCommand,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb'
+import { ATTR, WAKEUP_INDEX } from './keys.js'
+
+/** The default table name of the store. */
+export const DEFAULT_TABLE_NAME = 'ai-harness'
+
+/**
+ * The table the store needs, as a `CreateTable` request: on-demand billing, key
+ * `pk` (S) + `sk` (S), and one global secondary index `wakeups` keyed by
+ * `wk` (S) + `at` (N), keys only. Use it as is, or copy it into your
+ * infrastructure code (CloudFormation, CDK, Terraform).
+ */
+export function harnessTableDefinition(tableName: string = DEFAULT_TABLE_NAME): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: ATTR.pk, AttributeType: 'S' },
+      { AttributeName: ATTR.sk, AttributeType: 'S' },
+      { AttributeName: ATTR.wakeupPartition, AttributeType: 'S' },
+      { AttributeName: ATTR.wakeupAt, AttributeType: 'N' },
+    ],
+    KeySchema: [
+      { AttributeName: ATTR.pk, KeyType: 'HASH' },
+      { AttributeName: ATTR.sk, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: WAKEUP_INDEX,
+        KeySchema: [
+          { AttributeName: ATTR.wakeupPartition, KeyType: 'HASH' },
+          { AttributeName: ATTR.wakeupAt, KeyType: 'RANGE' },
+        ],
+        // The base keys come along; the session id is the tail of `pk`.
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ],
+  }
+}
+
+export interface CreateHarnessTableOptions {
+  tableName?: string
+  /** How long to wait for the table and its index to become ACTIVE. Default 120 000 ms. */
+  timeoutMs?: number
+  /** Pause between status checks. Default 250 ms. */
+  pollMs?: number
+}
+
+/**
+ * Creates the store's table if it does not exist and waits until it and its index
+ * are ACTIVE. Meant for tests and quick starts; in production, create the table with
+ * your infrastructure code from {@link harnessTableDefinition}.
+ */
+export async function createHarnessTable(client: DynamoDBClient, options: CreateHarnessTableOptions = {}): Promise<void> {
+  const tableName = options.tableName ?? DEFAULT_TABLE_NAME
+  try {
+    await client.send(new CreateTableCommand(harnessTableDefinition(tableName)))
+  } catch (error) {
+    // Another process created it first: fine, wait for it like our own.
+    if (!(error instanceof ResourceInUseException)) throw error
+  }
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000)
+  for (;;) {
+    if (await isActive(client, tableName)) return
+    if (Date.now() > deadline) throw new Error(`Table ${tableName} did not become ACTIVE in time; check it in the DynamoDB console.`)
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250))
+  }
+}
+
+async function isActive(client: DynamoDBClient, tableName: string): Promise<boolean> {
+  try {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }))
+    return Table?.TableStatus === 'ACTIVE' && (Table.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE')
+  } catch (error) {
+    // Real DynamoDB can answer "not found" for a moment right after CreateTable.
+    if (error instanceof ResourceNotFoundException) return false
+    throw error
+  }
+}

@@ -1,0 +1,18 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { runConformance } from '@tanstack/ai-harness-conformance'
+import { afterAll, inject } from 'vitest'
+import { deleteNamespace, dumpNamespace, dynamoDbStore } from '../src/index.js'
+import { clientConfig } from './target.js'
+
+const target = inject('dynamodb')
+const { tableName } = target
+// One client for dump and cleanup; every createStore call opens its own, like another process.
+const admin = new DynamoDBClient(clientConfig(target))
+afterAll(() => admin.destroy())
+
+runConformance({
+  name: `dynamodb (${target.emulator === 'dynalite' ? 'dynalite' : target.endpoint})`,
+  createStore: ({ namespace, clock }) => dynamoDbStore({ tableName, namespace, clock, clientConfig: clientConfig(target) }),
+  dump: ({ namespace }) => dumpNamespace({ client: admin, tableName, namespace }),
+  cleanup: ({ namespace }) => deleteNamespace({ client: admin, tableName, namespace }),
+})

@@ -1,0 +1,14 @@
+declare module 'dynalite' {
+  import type { Server } from 'node:http'
+
+  interface DynaliteOptions {
+    /** LevelDB folder; in memory when left out. */
+    path?: string
+    createTableMs?: number
+    deleteTableMs?: number
+    updateTableMs?: number
+    maxItemSizeKb?: number
+  }
+
+  export default function dynalite(options?: DynaliteOptions): Server
+}

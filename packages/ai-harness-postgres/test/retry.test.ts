@@ -1,0 +1,198 @@
+import { PGlite } from '@electric-sql/pglite'
+import type { LogConflictError } from '@tanstack/ai-harness'
+import pg from 'pg'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
+import { isTransientPostgresError, type PGliteLike, type PostgresStoreOptions, postgresStore } from '../src/index.js'
+import { freshSchema, pgConfig } from './support.js'
+
+const db = new PGlite()
+afterAll(() => db.close())
+
+/** An error shaped as `pg` shapes them: a message and a SQLSTATE (or Node socket) code. */
+const pgError = (code: string, message = `failed with ${code}`) => Object.assign(new Error(message), { code })
+
+type Fault = { error: Error; when: 'before' | 'after' }
+
+/**
+ * A PGlite client that fails on cue: `plan` sees each statement and may fail it before
+ * it runs (nothing happened) or after (it happened, but the reply was lost).
+ */
+function faultyClient(plan: (text: string) => Fault | undefined): PGliteLike & { calls: string[] } {
+  const calls: string[] = []
+  const query = async <T extends { rows: any[] }>(text: string, run: () => Promise<T>): Promise<T> => {
+    calls.push(text)
+    const fault = plan(text)
+    if (fault?.when === 'before') throw fault.error
+    const result = await run()
+    if (fault?.when === 'after') throw fault.error
+    return result
+  }
+  return {
+    calls,
+    query: (text, params) => query(text, () => db.query(text, params)),
+    transaction: (callback) => db.transaction((tx) => callback({ query: (text, params) => query(text, () => tx.query(text, params)) })),
+    close: async () => {},
+  }
+}
+
+const isAppend = (text: string) => text.includes('INSERT INTO') && text.includes('log_entries')
+const isDeleteRest = (text: string) => text.includes('DELETE FROM') && text.includes('log_entries')
+
+/** Fails the first `times` statements that match. */
+const failFirst = (times: number, match: (text: string) => boolean, fault: () => Fault) => {
+  let left = times
+  return (text: string) => (match(text) && left-- > 0 ? fault() : undefined)
+}
+
+let schema: string
+beforeEach(async () => {
+  schema = freshSchema('retry')
+  await postgresStore({ client: db, schema }).migrate()
+})
+
+function storeOn(client: PGliteLike, retry: PostgresStoreOptions['retry'] = {}) {
+  const delays: number[] = []
+  const retries: unknown[] = []
+  const store = postgresStore({
+    client,
+    schema,
+    retry: { random: () => 0.5, sleep: async (ms) => void delays.push(ms), onRetry: (error) => void retries.push(error), ...retry },
+  })
+  return { store, delays, retries }
+}
+
+describe('transient errors', () => {
+  it('retries a serialization failure with growing, jittered backoff, and the batch lands once', async () => {
+    const client = faultyClient(failFirst(2, isAppend, () => ({ when: 'before', error: pgError('40001') })))
+    const { store, delays, retries } = storeOn(client)
+    expect(await store.append('s', 1, [{ type: 't', n: 1 }])).toEqual({ nextSeq: 2 })
+    expect(delays).toEqual([10, 20])
+    expect(retries.map((e) => (e as { code: string }).code)).toEqual(['40001', '40001'])
+    expect((await store.read('s')).map((e) => e.record)).toEqual([{ type: 't', n: 1 }])
+  })
+
+  it('turns a retry after a lost reply of a landed append into LOG_CONFLICT, never a second copy', async () => {
+    const client = faultyClient(failFirst(1, isAppend, () => ({ when: 'after', error: pgError('ECONNRESET', 'read ECONNRESET') })))
+    const { store, retries } = storeOn(client)
+    const batch = [
+      { type: 't', n: 1 },
+      { type: 't', n: 2 },
+    ]
+    const error = await store.append('s', 1, batch).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'LOG_CONFLICT' })
+    expect((error as LogConflictError).actualNextSeq).toBe(3)
+    expect(retries).toHaveLength(1)
+    expect((await store.read('s')).map((e) => e.record)).toEqual(batch)
+  })
+
+  it('retries a transaction whole: a delete cut by a deadlock runs again', async () => {
+    const client = faultyClient(failFirst(1, isDeleteRest, () => ({ when: 'before', error: pgError('40P01') })))
+    const { store, retries } = storeOn(client)
+    await store.append('s', 1, [{ type: 't' }])
+    await store.leases.acquire('s', 'host', 1000)
+    await store.delete('s')
+    expect(retries).toHaveLength(1)
+    expect(client.calls.filter(isDeleteRest)).toHaveLength(2)
+    expect(await store.read('s')).toEqual([])
+    await store.leases.acquire('s', 'someone-else', 1000)
+  })
+
+  it('gives up after the configured retries with STORE_UNAVAILABLE, keeping the cause', async () => {
+    const client = faultyClient((text) =>
+      isAppend(text) ? { when: 'before', error: pgError('57P01', 'terminating connection due to administrator command') } : undefined,
+    )
+    const { store, delays } = storeOn(client, { retries: 2 })
+    const error = await store.append('s', 1, [{ type: 't' }]).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { code: '57P01' } })
+    expect(client.calls.filter(isAppend)).toHaveLength(3)
+    expect(delays).toHaveLength(2)
+  })
+})
+
+describe('errors that are not transient', () => {
+  it('never retries a conflict', async () => {
+    const client = faultyClient(() => undefined)
+    const { store, retries } = storeOn(client)
+    await store.append('s', 1, [{ type: 't' }])
+    client.calls.length = 0
+    await expect(store.append('s', 1, [{ type: 't', late: true }])).rejects.toMatchObject({ code: 'LOG_CONFLICT', actualNextSeq: 2 })
+    expect(client.calls.filter(isAppend)).toHaveLength(1)
+    expect(retries).toEqual([])
+  })
+
+  it('maps a unique violation of an entry to LOG_CONFLICT without retrying it', async () => {
+    const client = faultyClient(failFirst(1, isAppend, () => ({ when: 'before', error: pgError('23505', 'duplicate key value') })))
+    const { store, retries } = storeOn(client)
+    await expect(store.append('s', 1, [{ type: 't' }])).rejects.toMatchObject({ code: 'LOG_CONFLICT' })
+    expect(client.calls.filter(isAppend)).toHaveLength(1)
+    expect(retries).toEqual([])
+  })
+
+  it('passes any other database error through at once', async () => {
+    const client = faultyClient(failFirst(1, isAppend, () => ({ when: 'before', error: pgError('22P02', 'invalid input syntax') })))
+    const { store, retries } = storeOn(client)
+    await expect(store.append('s', 1, [{ type: 't' }])).rejects.toMatchObject({ code: '22P02' })
+    expect(retries).toEqual([])
+    expect(await store.read('s')).toEqual([])
+  })
+
+  it('refuses a record over the limit before the database sees it', async () => {
+    const client = faultyClient(() => undefined)
+    const store = postgresStore({ client, schema, limits: { maxRecordBytes: 40 } })
+    await expect(store.append('s', 1, [{ type: 't', pad: 'x'.repeat(40) }])).rejects.toMatchObject({ code: 'RECORD_TOO_LARGE' })
+    expect(client.calls).toEqual([])
+  })
+})
+
+describe('isTransientPostgresError', () => {
+  it.each([
+    ['serialization failure', pgError('40001'), true],
+    ['deadlock', pgError('40P01'), true],
+    ['too many connections', pgError('53300'), true],
+    ['admin shutdown', pgError('57P01'), true],
+    ['connection failure (class 08)', pgError('08006'), true],
+    ['connection reset', pgError('ECONNRESET'), true],
+    ['connection refused', pgError('ECONNREFUSED'), true],
+    ['pg: connection terminated', new Error('Connection terminated unexpectedly'), true],
+    ['pg: pool connect timeout', new Error('timeout exceeded when trying to connect'), true],
+    ['unique violation', pgError('23505'), false],
+    ['database dropped', pgError('57P04'), false],
+    ['undefined table', pgError('42P01'), false],
+    ['syntax error', pgError('42601'), false],
+    ['a plain error', new Error('boom'), false],
+    ['not an error', 'ECONNRESET', false],
+  ])('%s → %s', (_, error, transient) => {
+    expect(isTransientPostgresError(error)).toBe(transient)
+  })
+})
+
+describe('a single pg Client', () => {
+  it('runs a transaction alone: a query started meanwhile waits until COMMIT', async () => {
+    const client = new pg.Client(pgConfig())
+    await client.connect()
+    const texts: string[] = []
+    const name = freshSchema('client')
+    try {
+      const store = postgresStore({
+        client: {
+          query: (text: string, values?: unknown[]) => {
+            texts.push(text.trim().split(/\s+/)[0]!)
+            return client.query(text, values)
+          },
+          end: () => client.end(),
+        },
+        schema: name,
+      })
+      await store.migrate()
+      await store.append('a', 1, [{ type: 't' }])
+      texts.length = 0
+      await Promise.all([store.delete('a'), store.append('b', 1, [{ type: 't' }]), store.read('b')])
+      expect(texts).toEqual(['BEGIN', 'DELETE', 'WITH', 'COMMIT', 'WITH', 'SELECT'])
+      expect(await store.read('a')).toEqual([])
+      expect(await store.read('b')).toHaveLength(1)
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`)
+      await client.end()
+    }
+  })
+})

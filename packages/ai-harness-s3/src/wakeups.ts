@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto'
+import { assertLogId, type Clock, HarnessError, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { type DueKey, type KeyLayout, MAX_DUE_TIME } from './keys.js'
+import type { ObjectIO, StoredText } from './objects.js'
+
+/** `wakeup/<id>`: which due key is the session's live one. */
+interface WakeupState {
+  at: number
+  tag: string
+}
+
+const ROUNDS = 16
+/**
+ * A due key that is not the live one and older than this (by the store's clock) is
+ * debris of a crashed writer, and `claim` removes it. Younger ones may belong to a
+ * `schedule` between its two writes, so they are only skipped.
+ */
+const DEBRIS_AGE_MS = 10 * 60_000
+
+/**
+ * Wakeups as two kinds of object: `wakeup/<id>` says which due key is live (changed
+ * only with `If-Match`/`If-None-Match`), and `due/<at>/<id>/<tag>` lets `due` and
+ * `claim` list sessions by time from the keys alone. Each due key has a tag that is never
+ * reused, so an old one can be deleted without a condition: it can never become live again.
+ *
+ * Write order: the new due key first, then the switch of `wakeup/<id>`, then the old due
+ * key's delete. A crash can leave an extra due key (a spurious wakeup, harmless: the
+ * worker finds nothing to do), never a lost one.
+ */
+export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): WakeupStore & { remove(logId: string): Promise<void> } {
+  const newTag = () => `${String(Math.max(0, Math.floor(clock.now()))).padStart(15, '0')}-${randomBytes(6).toString('hex')}`
+  const writtenAt = (tag: string) => Number(tag.slice(0, 15))
+
+  const load = async (logId: string): Promise<{ stored: StoredText; state: WakeupState } | undefined> => {
+    const stored = await io.get(keys.wakeup(logId))
+    return stored ? { stored, state: JSON.parse(stored.body) as WakeupState } : undefined
+  }
+
+  /** Points the session at a new due key; false when someone changed it first. */
+  async function move(logId: string, current: { stored: StoredText; state: WakeupState } | undefined, at: number): Promise<boolean> {
+    const tag = newTag()
+    const dueKey = keys.due(at, logId, tag)
+    await io.put(dueKey, JSON.stringify({ logId, at }))
+    const body = JSON.stringify({ at, tag } satisfies WakeupState)
+    const switched = current
+      ? await io.putIfMatch(keys.wakeup(logId), body, current.stored.etag)
+      : await io.putIfAbsent(keys.wakeup(logId), body)
+    if (!switched) {
+      await io.delete(dueKey)
+      return false
+    }
+    if (current) await io.delete(keys.due(current.state.at, logId, current.state.tag))
+    return true
+  }
+
+  /** Due keys with `at <= now`, oldest first, one per session, in pages. */
+  async function* dueKeys(now: number): AsyncGenerator<DueKey & { key: string }> {
+    const seen = new Set<string>()
+    for await (const page of io.list(keys.duePrefix)) {
+      for (const { key } of page) {
+        const due = keys.parseDue(key)
+        if (!due) continue
+        if (due.at > now) return
+        if (seen.has(due.logId)) continue
+        seen.add(due.logId)
+        yield { ...due, key }
+      }
+    }
+  }
+
+  /** Removes the session's wakeup: the due key first, so a crash in between leaves no spurious one. */
+  async function remove(logId: string): Promise<void> {
+    assertLogId(logId)
+    const current = await load(logId)
+    if (!current) return
+    await io.delete(keys.due(current.state.at, logId, current.state.tag))
+    await io.delete(keys.wakeup(logId))
+  }
+
+  async function tryClaim(candidate: DueKey & { key: string }, now: number, until: number): Promise<Wakeup | undefined> {
+    const current = await load(candidate.logId)
+    if (!current || current.state.tag !== candidate.tag) {
+      if (writtenAt(candidate.tag) < now - DEBRIS_AGE_MS) await io.delete(candidate.key)
+      return undefined
+    }
+    return (await move(candidate.logId, current, until)) ? { logId: candidate.logId, at: candidate.at } : undefined
+  }
+
+  return {
+    async schedule(logId, at) {
+      assertLogId(logId)
+      if (!Number.isFinite(at) || at < 0 || at > MAX_DUE_TIME) {
+        throw new HarnessError('INVALID_ARGUMENT', `A wakeup time must be ms since the epoch between 0 and ${MAX_DUE_TIME}, not ${at}.`)
+      }
+      // Whole ms, rounded up: a wakeup may come late by under 1 ms, never early.
+      const whole = Math.ceil(at)
+      for (let round = 0; round < ROUNDS; round++) {
+        const current = await load(logId)
+        if (current?.state.at === whole) return
+        if (await move(logId, current, whole)) return
+      }
+      throw new HarnessError('STORE_UNAVAILABLE', `The wakeup of session ${JSON.stringify(logId)} kept changing under schedule. Try again.`)
+    },
+
+    cancel: remove,
+    remove,
+
+    async due(limit) {
+      const found: Wakeup[] = []
+      if (limit <= 0) return found
+      for await (const due of dueKeys(clock.now())) {
+        found.push({ logId: due.logId, at: due.at })
+        if (found.length >= limit) break
+      }
+      return found
+    },
+
+    async claim(limit, holdMs) {
+      const claimed: Wakeup[] = []
+      if (limit <= 0) return claimed
+      const now = clock.now()
+      const until = Math.min(MAX_DUE_TIME, Math.ceil(now + Math.max(0, holdMs)))
+      const candidates = dueKeys(now)
+      // In rounds of as many candidates as are still wanted, tried in parallel; a lost
+      // race (another worker moved the wakeup first) just moves on to the next one.
+      for (;;) {
+        const round: Array<DueKey & { key: string }> = []
+        while (round.length < limit - claimed.length) {
+          const next = await candidates.next()
+          if (next.done) break
+          round.push(next.value)
+        }
+        if (round.length === 0) break
+        for (const won of await Promise.all(round.map((c) => tryClaim(c, now, until)))) if (won) claimed.push(won)
+        if (claimed.length >= limit) break
+      }
+      await candidates.return(undefined)
+      return claimed
+    },
+  }
+}
