@@ -30,7 +30,11 @@ export {
   type AfterToolCallHook,
   type ToolCallOutcome,
 } from './runtime/harness.js'
-export { createHost, type Host, type HostOptions, type OpenOptions, type Session, type TurnInput } from './runtime/host.js'
+export { createHost, type Host, type HostOptions, type OpenOptions, type AnswerOptions } from './runtime/host.js'
+export type { Session, SessionStatus, TurnInput } from './runtime/session.js'
+export { createWorker, type Worker, type WorkerOptions, type PollResult } from './runtime/worker.js'
+export { HARNESS_EVENTS } from './runtime/turn-runner.js'
+export { ParkSignal } from './runtime/park.js'
 export { StepError, RecordError } from './runtime/runtime-errors.js'
 export * from './runtime/records.js'
-export { foldLog, type SessionState, type StoredStep } from './runtime/session-fold.js'
+export { foldLog, questionId, type SessionState, type StoredStep } from './runtime/session-fold.js'

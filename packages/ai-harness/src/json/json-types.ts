@@ -28,24 +28,33 @@ type IsAny<T> = 0 extends 1 & T ? true : false
  * (JSON drops it). Used to make non-JSON step values a compile-time error.
  */
 export type IsJson<T> =
-  IsAny<T> extends true ? true : unknown extends T ? true : [T] extends [never] ? true : JsonCheck<T> extends true ? true : false
+  IsAny<T> extends true
+    ? true
+    : unknown extends T
+      ? true
+      : [T] extends [never]
+        ? true
+        : [T] extends [JsonValue | undefined | void]
+          ? true
+          : JsonCheck<T, []> extends true
+            ? true
+            : false
 
-type JsonCheck<T> = T extends string | number | boolean | null | undefined | void
+/** Deep enough for real step values; deeper structure is left to the run-time check (and keeps recursive types finite). */
+type MaxDepth = [0, 0, 0, 0, 0, 0, 0, 0]
+
+type JsonCheck<T, D extends unknown[]> = D['length'] extends MaxDepth['length']
   ? true
-  : T extends NonJsonLeaf
-    ? false
-    : T extends readonly unknown[]
-      ? undefined extends T[number]
-        ? false
-        : AllTrue<{ [K in keyof T]: JsonCheck<T[K]> }[number]>
-      : T extends object
-        ? AllTrue<{ [K in keyof T]-?: K extends symbol ? true : JsonCheck<T[K]> }[keyof T]>
-        : false
+  : T extends string | number | boolean | null | undefined | void
+    ? true
+    : T extends NonJsonLeaf
+      ? false
+      : T extends readonly unknown[]
+        ? undefined extends T[number]
+          ? false
+          : AllTrue<{ [K in keyof T]: JsonCheck<T[K], [...D, 0]> }[number]>
+        : T extends object
+          ? AllTrue<{ [K in keyof T]-?: K extends symbol ? true : JsonCheck<T[K], [...D, 0]> }[keyof T]>
+          : false
 
 type AllTrue<U> = [U] extends [true] ? true : [U] extends [never] ? true : false
-
-/**
- * `T` as a later run reads it back from the log: `undefined` properties dropped.
- * For plain data types it is `T` itself.
- */
-export type Jsonified<T> = T

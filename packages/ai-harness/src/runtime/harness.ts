@@ -41,6 +41,11 @@ export interface HarnessOptions {
   maxStepBytes?: number
   /** Resolves secrets that tools read with `secret(name)` and that were not given when the session opened. */
   resolveSecret?: (name: string) => string | undefined | Promise<string | undefined>
+  /**
+   * Sleeps up to this long wait in the process; longer ones park the session and a
+   * worker resumes it at the wake time. Default 5 000 ms.
+   */
+  parkAfterMs?: number
   /** Passed to `chat()`. */
   modelOptions?: Record<string, unknown>
   agentLoopStrategy?: (state: any) => boolean

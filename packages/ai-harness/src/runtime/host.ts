@@ -1,22 +1,21 @@
 import { randomUUID } from 'node:crypto'
-import { chat, type ChatMiddleware, EventType, type StreamChunk } from '@tanstack/ai'
-import { HarnessError, isHarnessError, type LogConflictError } from '../contract/errors.js'
+import { z } from 'zod'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
 import { systemClock } from '../contract/clock.js'
-import type { Clock, HarnessStore, Lease, LogEntry, LogRecord } from '../contract/types.js'
-import { SecretScanner } from '../secrets/secret-scanner.js'
+import type { Clock, HarnessStore, Lease } from '../contract/types.js'
+import { findNonJson, jsonCopy } from '../json/check-json.js'
+import type { JsonValue } from '../json/json-types.js'
 import type { Harness } from './harness.js'
-import type { AssistantRecord, LoggedMessage, ToolResultRecord } from './records.js'
-import { foldLog, type SessionState, unsettledCalls } from './session-fold.js'
-import type { SessionRuntime } from './session-runtime.js'
-import { SessionWriter } from './session-writer.js'
-import { isFatal, wrapTool } from './tool-call.js'
+import type { AnswerRecord } from './records.js'
+import { foldLog, questionId } from './session-fold.js'
+import { openSession, type Session } from './session.js'
 
 export interface HostOptions {
   store: HarnessStore
   /** The harnesses this host can run, by name. */
   harnesses: Harness | Harness[]
-  /** Identifies this host in leases. Default: a random id. */
+  /** Identifies this host in leases. A restarted host with the same id takes its own leases back at once. Default: random. */
   hostId?: string
   clock?: Clock
   /** How long a lease lasts before another host may take the session over. Default 30 s. */
@@ -24,38 +23,40 @@ export interface HostOptions {
 }
 
 export interface OpenOptions {
-  /** Harness name (or the harness itself); optional when the host has one harness. */
+  /** Harness name (or the harness itself). Default: the one that made the session, or the host's only harness. */
   harness?: string | Harness
   /** Default: a new random id. */
   sessionId?: string
   /** Secrets of the session, by name: never logged, never shown to the model. */
   secrets?: Record<string, string>
+  /** For an agent tool's child session: the call that runs it. */
+  parent?: { sessionId: string; toolCallId: string }
 }
 
-/** A prompt: text, or TanStack AI model messages. */
-export type TurnInput = string | LoggedMessage | LoggedMessage[]
+export interface AnswerOptions {
+  sessionId: string
+  /** From the question event: `${toolCallId}:${name}`. */
+  questionId: string
+  answer: unknown
+}
 
 /** Runs durable sessions of its harnesses on one store. */
 export interface Host {
   readonly hostId: string
   readonly store: HarnessStore
+  readonly clock: Clock
+  readonly leaseMs: number
+  readonly harnesses: readonly Harness[]
+  /** Opens (or creates) a session and takes its lease. Throws LEASE_HELD while another host drives it. */
   open(options?: OpenOptions): Promise<Session>
-}
-
-/** An open session: one host drives it until `close()`. */
-export interface Session {
-  readonly id: string
-  readonly harness: Harness
-  /** True when the session's last turn was cut and not yet resumed. */
-  readonly needsRecovery: boolean
-  /** Sends a prompt and streams the TanStack AI chunks of the turn. A cut turn is resumed first. */
-  send(input: TurnInput): AsyncIterable<StreamChunk>
-  /** Finishes a cut turn by the replay rules; yields nothing when there is none. */
-  resume(): AsyncIterable<StreamChunk>
-  /** The whole log, harness and app records. */
-  entries(): Promise<LogEntry[]>
-  /** Releases the session for other hosts. */
-  close(): Promise<void>
+  /**
+   * Answers a question of a parked session, from any host: checks the answer against the
+   * question's schema (ANSWER_INVALID, nothing written), logs it (ALREADY_ANSWERED for a
+   * second answer), and schedules the session so a worker resumes it at once.
+   */
+  answer(options: AnswerOptions): Promise<void>
+  /** Stops every running turn for a deploy: the turns stay open and are resumed at once elsewhere. */
+  shutdown(): Promise<void>
 }
 
 const DEFAULT_LEASE_MS = 30_000
@@ -67,259 +68,105 @@ export function createHost(options: HostOptions): Host {
   const clock = options.clock ?? systemClock
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
   const store = options.store
+  const open = new Set<Session>()
 
-  const pick = (wanted: string | Harness | undefined): Harness => {
+  const pick = (wanted: string | Harness | undefined, madeBy: string | undefined): Harness => {
     if (typeof wanted === 'object') return wanted
-    if (wanted === undefined) {
+    const name = wanted ?? madeBy
+    if (name === undefined) {
       if (harnesses.length === 1) return harnesses[0]!
       throw new HarnessError('INVALID_ARGUMENT', `This host runs ${harnesses.length} harnesses; say which: host.open({ harness: 'name' }).`)
     }
-    const found = harnesses.find((h) => h.name === wanted)
+    const found = harnesses.find((h) => h.name === name)
     if (!found)
       throw new HarnessError(
         'INVALID_ARGUMENT',
-        `This host has no harness named ${JSON.stringify(wanted)}; pass it in createHost({ harnesses }).`,
+        `This host has no harness named ${JSON.stringify(name)}; pass it in createHost({ harnesses }).`,
       )
     return found
   }
 
-  return {
+  const host: Host = {
     hostId,
     store,
+    clock,
+    leaseMs,
+    harnesses,
     async open(openOptions = {}) {
-      const harness = pick(openOptions.harness)
       const sessionId = openOptions.sessionId ?? randomUUID()
       let lease: Lease | undefined
       if (store.leases) lease = await store.leases.acquire(sessionId, hostId, leaseMs)
       try {
         const state = foldLog(await readAll(store, sessionId))
-        return await openSession({ store, harness, sessionId, state, secrets: openOptions.secrets ?? {}, clock, lease, leaseMs })
+        const session = await openSession({
+          store,
+          harness: pick(openOptions.harness, state.harness),
+          sessionId,
+          state,
+          secrets: openOptions.secrets ?? {},
+          clock,
+          lease,
+          leaseMs,
+          parent: openOptions.parent ?? null,
+          onClosed: () => open.delete(session),
+        })
+        open.add(session)
+        return session
       } catch (error) {
         if (lease) await store.leases?.release(lease).catch(() => {})
         throw error
       }
     },
-  }
-}
-
-interface OpenArgs {
-  store: HarnessStore
-  harness: Harness
-  sessionId: string
-  state: SessionState
-  secrets: Record<string, string>
-  clock: Clock
-  lease: Lease | undefined
-  leaseMs: number
-}
-
-async function openSession(args: OpenArgs): Promise<Session> {
-  const { store, harness, sessionId, state, clock } = args
-  if (state.harness !== undefined && state.harness !== harness.name) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}; open it with that harness.`,
-    )
-  }
-  const scanner = new SecretScanner()
-  for (const [name, value] of Object.entries(args.secrets)) {
-    try {
-      scanner.add(value)
-    } catch (error) {
-      throw new HarnessError('SECRET_TOO_SHORT', `Secret ${JSON.stringify(name)}: ${(error as Error).message}`)
-    }
-  }
-  let lost: LogConflictError | undefined
-  const writer = new SessionWriter(store, sessionId, state, (error) => {
-    lost = error
-  })
-  const runtime: SessionRuntime = {
-    logId: sessionId,
-    harness,
-    store,
-    state,
-    writer,
-    scanner,
-    clock,
-    secrets: new Map(Object.entries(args.secrets)),
-    maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
-  }
-  if (state.nextSeq === 1) await writer.append([{ type: 'harness.session.opened', harness: harness.name, at: clock.now() }])
-
-  let lease = args.lease
-  let leaseLost: HarnessError | undefined
-  let busy = false
-  let closed = false
-  const renewTimer =
-    lease && store.leases
-      ? setInterval(
-          () => {
-            if (!lease || !store.leases) return
-            store.leases.renew(lease, args.leaseMs).then(
-              (renewed) => {
-                lease = renewed
-              },
-              (error: unknown) => {
-                if (isHarnessError(error, 'LEASE_LOST')) leaseLost = error
-              },
-            )
-          },
-          Math.max(1000, Math.floor(args.leaseMs / 3)),
-        )
-      : undefined
-  renewTimer?.unref()
-
-  const guard = () => {
-    if (closed) throw new HarnessError('INVALID_ARGUMENT', 'This session is closed; open it again with host.open({ sessionId }).')
-    if (lost) throw lost
-    if (leaseLost) throw leaseLost
-    if (busy)
-      throw new HarnessError('SESSION_BUSY', 'A turn of this session is still running; wait for its stream to end before sending again.')
-  }
-
-  async function* runTurn(turnId: string): AsyncGenerator<StreamChunk> {
-    yield* runChat(runtime, turnId, () => lost ?? leaseLost)
-  }
-
-  async function* recover(): AsyncGenerator<StreamChunk> {
-    const open = state.openTurn
-    if (!open) return
-    const settle: ToolResultRecord[] = []
-    for (const call of unsettledCalls(state)) {
-      if (harness.replayOf(call.name) === 'safe' && harness.toolNamed(call.name)) continue
-      settle.push({
-        type: 'harness.tool.result',
-        toolCallId: call.id,
-        toolName: call.name,
-        ok: false,
-        result: { error: harness.cutToolError },
-        cut: true,
-      })
-    }
-    if (settle.length > 0) await writer.append(settle)
-    yield* runTurn(open.turnId)
-  }
-
-  const exclusive = (body: () => AsyncGenerator<StreamChunk>): AsyncIterable<StreamChunk> => ({
-    async *[Symbol.asyncIterator]() {
-      guard()
-      busy = true
-      try {
-        yield* body()
-      } finally {
-        busy = false
-      }
-    },
-  })
-
-  return {
-    id: sessionId,
-    harness,
-    get needsRecovery() {
-      return state.openTurn !== undefined
-    },
-    send(input) {
-      return exclusive(async function* () {
-        yield* recover()
-        const turnId = randomUUID()
-        const messages = toMessages(input)
-        for (const [i, m] of messages.entries()) {
-          const secret = scanner.find(m)
-          if (secret)
-            throw new HarnessError(
-              'RECORD_SECRET',
-              `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
-            )
+    async answer({ sessionId, questionId: id, answer }) {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const state = foldLog(await readAll(store, sessionId))
+        const question = state.questions.get(id)
+        if (!question) {
+          throw new HarnessError(
+            'QUESTION_NOT_FOUND',
+            `Session ${JSON.stringify(sessionId)} has no question ${JSON.stringify(id)}; use the questionId of the question event.`,
+          )
         }
-        await writer.append([{ type: 'harness.turn.started', turnId, messages, at: clock.now() }])
-        yield* runTurn(turnId)
-      })
-    },
-    resume() {
-      return exclusive(recover)
-    },
-    entries: () => readAll(store, sessionId),
-    async close() {
-      if (closed) return
-      closed = true
-      if (renewTimer) clearInterval(renewTimer)
-      if (lease && store.leases) await store.leases.release(lease).catch(() => {})
-    },
-  }
-}
-
-function toMessages(input: TurnInput): LoggedMessage[] {
-  if (typeof input === 'string') return [{ role: 'user', content: input }]
-  const list = Array.isArray(input) ? input : [input]
-  return list.map((m) => ({ ...m }))
-}
-
-/**
- * One `chat()` run of a turn: logs each assistant message with tool calls before the
- * tools run, settles every tool call in the log, logs the final answer and the end of
- * the turn, and streams the chunks with the session's secrets removed.
- */
-async function* runChat(session: SessionRuntime, turnId: string, stopped: () => Error | undefined): AsyncGenerator<StreamChunk> {
-  const { harness, state, writer, scanner } = session
-  const abortController = new AbortController()
-  let fatal: unknown
-  const onFatal = (error: unknown) => {
-    fatal ??= error
-    abortController.abort()
-  }
-  let text = ''
-  const recorder: ChatMiddleware = {
-    name: 'ai-harness-recorder',
-    async onInterruptBoundary(ctx) {
-      if (ctx.phase !== 'beforeTools') return undefined
-      const last = [...ctx.messages].reverse().find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0)
-      if (!last?.toolCalls || last.toolCalls.every((c) => state.toolCalls.has(c.id))) return undefined
-      const record: AssistantRecord = {
-        type: 'harness.assistant',
-        turnId,
-        text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
-        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+        if (question.answer)
+          throw new HarnessError('ALREADY_ANSWERED', `Question ${JSON.stringify(id)} is answered already; a question takes one answer.`)
+        const turnId = state.toolCalls.get(question.ask.toolCallId)?.turnId
+        if (!state.openTurn || state.openTurn.turnId !== turnId || state.results.has(question.ask.toolCallId)) {
+          throw new HarnessError(
+            'QUESTION_NOT_FOUND',
+            `Question ${JSON.stringify(id)} belongs to a turn that has ended (finished or cancelled); nobody waits for its answer.`,
+          )
+        }
+        const bad = findNonJson(answer)
+        if (bad) throw new HarnessError('ANSWER_INVALID', `The answer is not JSON at ${bad.path}: ${bad.reason}.`)
+        const checked = z.fromJSONSchema(question.ask.schema as never).safeParse(answer)
+        if (!checked.success) {
+          const issues = checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
+          throw new HarnessError('ANSWER_INVALID', `The answer does not match the question's schema (${issues}). Send an answer that does.`)
+        }
+        const record: AnswerRecord = {
+          type: 'harness.answer',
+          toolCallId: question.ask.toolCallId,
+          name: question.ask.name,
+          answer: jsonCopy(answer) as JsonValue,
+          at: clock.now(),
+        }
+        try {
+          await store.append(sessionId, state.nextSeq, [record])
+        } catch (error) {
+          // Someone else wrote meanwhile (maybe another answer): read again and decide.
+          if (isHarnessError(error, 'LOG_CONFLICT')) continue
+          throw error
+        }
+        await store.wakeups?.schedule(sessionId, clock.now())
+        return
       }
-      try {
-        await writer.append([record])
-      } catch (error) {
-        onFatal(error)
-        throw error
-      }
-      text = ''
-      return undefined
+      throw new HarnessError('SESSION_BUSY', `Session ${JSON.stringify(sessionId)} kept changing while answering; try again.`)
+    },
+    async shutdown() {
+      await Promise.all([...open].map((session) => session.handOff()))
     },
   }
-  const tools = harness.tools.map((tool) => wrapTool(session, tool, onFatal))
-  const stream = chat({
-    adapter: harness.options.adapter,
-    messages: state.messages.map((m) => ({ ...m })) as never,
-    tools: tools as never,
-    systemPrompts: harness.options.systemPrompts,
-    middleware: [...(harness.options.middleware ?? []), recorder] as never,
-    abortController,
-    modelOptions: harness.options.modelOptions as never,
-    agentLoopStrategy: harness.options.agentLoopStrategy as never,
-    threadId: session.logId,
-  }) as AsyncIterable<StreamChunk>
-  let failed = false
-  try {
-    for await (const chunk of stream) {
-      if (fatal) break
-      if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
-      if (chunk.type === EventType.RUN_ERROR) failed = true
-      yield scanner.redact(chunk)
-    }
-  } catch (error) {
-    throw fatal ?? error
-  }
-  const stop = fatal ?? stopped()
-  if (stop) throw stop
-  if (failed) return
-  const end: LogRecord[] = []
-  if (text !== '') end.push({ type: 'harness.assistant', turnId, text: scanner.redactText(text), toolCalls: [] })
-  end.push({ type: 'harness.turn.finished', turnId, at: session.clock.now() })
-  await writer.append(end)
+  return host
 }
 
-export { isFatal }
+export { questionId }

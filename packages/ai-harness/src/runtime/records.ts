@@ -25,6 +25,8 @@ export interface SessionOpenedRecord extends JsonObject {
   type: 'harness.session.opened'
   harness: string
   at: number
+  /** For the session of an agent tool: the call that runs it, `null` otherwise. */
+  parent: { sessionId: string; toolCallId: string } | null
 }
 
 /** A turn began with these new messages (the user's prompt). */
@@ -51,6 +53,46 @@ export interface StepRecord extends JsonObject {
   type: 'harness.step'
   toolCallId: string
   name: string
+}
+
+/** A durable sleep began: the wake time is kept across crashes. */
+export interface SleepRecord extends JsonObject {
+  type: 'harness.sleep'
+  toolCallId: string
+  name: string
+  wakeAt: number
+}
+
+/** A question for a person, with the JSON Schema its answer must match. */
+export interface AskRecord extends JsonObject {
+  type: 'harness.ask'
+  toolCallId: string
+  name: string
+  message: string
+  schema: JsonObject
+}
+
+/** The answer to a question, validated against its schema. */
+export interface AnswerRecord extends JsonObject {
+  type: 'harness.answer'
+  toolCallId: string
+  name: string
+  answer: JsonValue
+  at: number
+}
+
+/**
+ * A tool call stopped on purpose to wait (a long sleep, a question, a child session
+ * that waits for a person). It is not cut: it runs again when the wait is over,
+ * whatever its replay policy, and the later calls of its batch (`notStarted`) run then too.
+ */
+export interface ParkedRecord extends JsonObject {
+  type: 'harness.parked'
+  toolCallId: string
+  reason: 'sleep' | 'ask' | 'agent'
+  /** For a sleep: when to wake. */
+  until: number | null
+  notStarted: string[]
 }
 
 /** The result of one tool call, as the model saw it, with the session's secrets removed. */
@@ -81,6 +123,10 @@ export interface TurnCancelledRecord extends JsonObject {
 
 export type HarnessRecord =
   | SessionOpenedRecord
+  | SleepRecord
+  | AskRecord
+  | AnswerRecord
+  | ParkedRecord
   | TurnStartedRecord
   | AssistantRecord
   | StepRecord

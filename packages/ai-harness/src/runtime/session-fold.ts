@@ -1,6 +1,6 @@
 import type { LogEntry, LogRecord } from '../contract/types.js'
 import type { JsonValue } from '../json/json-types.js'
-import type { AssistantRecord, LoggedMessage, LoggedToolCall, ToolResultRecord } from './records.js'
+import type { AnswerRecord, AskRecord, AssistantRecord, LoggedMessage, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
 
 /** A stored step: `value` is undefined for a step whose function returned nothing. */
 export interface StoredStep {
@@ -30,7 +30,20 @@ export interface SessionState {
   /** The turn that started and neither finished nor was cancelled: a cut turn, or one in flight. */
   openTurn: { turnId: string; lastAssistant: AssistantRecord | undefined } | undefined
   turns: number
+  /** Wake times of durable sleeps, by tool call id, then step name. */
+  sleeps: Map<string, Map<string, number>>
+  /** Questions by id (`${toolCallId}:${name}`), with their answers once given. */
+  questions: Map<string, { ask: AskRecord; answer: AnswerRecord | undefined }>
+  /** Calls of the open turn that wait on purpose, by tool call id; cleared when the call settles. */
+  parked: Map<string, ParkedRecord>
+  /** Calls that had not started when their batch parked. */
+  notStarted: Set<string>
+  /** For an agent tool's session: the call that runs it. */
+  parent: { sessionId: string; toolCallId: string } | null
 }
+
+/** The id of a question: unique in its session. */
+export const questionId = (toolCallId: string, name: string) => `${toolCallId}:${name}`
 
 export function emptyState(): SessionState {
   return {
@@ -42,6 +55,11 @@ export function emptyState(): SessionState {
     toolCalls: new Map(),
     openTurn: undefined,
     turns: 0,
+    sleeps: new Map(),
+    questions: new Map(),
+    parked: new Map(),
+    notStarted: new Set(),
+    parent: null,
   }
 }
 
@@ -57,7 +75,32 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
   switch (record.type) {
     case 'harness.session.opened':
       state.harness = String(record.harness)
+      state.parent = (record.parent as SessionState['parent']) ?? null
       break
+    case 'harness.sleep': {
+      const toolCallId = String(record.toolCallId)
+      const sleeps = state.sleeps.get(toolCallId) ?? new Map<string, number>()
+      sleeps.set(String(record.name), Number(record.wakeAt))
+      state.sleeps.set(toolCallId, sleeps)
+      break
+    }
+    case 'harness.ask': {
+      const ask = record as unknown as AskRecord
+      state.questions.set(questionId(ask.toolCallId, ask.name), { ask, answer: undefined })
+      break
+    }
+    case 'harness.answer': {
+      const answer = record as unknown as AnswerRecord
+      const question = state.questions.get(questionId(answer.toolCallId, answer.name))
+      if (question) question.answer = answer
+      break
+    }
+    case 'harness.parked': {
+      const parked = record as unknown as ParkedRecord
+      state.parked.set(parked.toolCallId, parked)
+      for (const id of parked.notStarted) state.notStarted.add(id)
+      break
+    }
     case 'harness.turn.started':
       state.turns++
       state.openTurn = { turnId: String(record.turnId), lastAssistant: undefined }
@@ -88,12 +131,16 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     case 'harness.tool.result': {
       const result = record as unknown as ToolResultRecord
       state.results.set(result.toolCallId, result)
+      state.parked.delete(result.toolCallId)
+      state.notStarted.delete(result.toolCallId)
       state.messages.push({ role: 'tool', toolCallId: result.toolCallId, content: toolMessageContent(result.result) })
       break
     }
     case 'harness.turn.finished':
     case 'harness.turn.cancelled':
       state.openTurn = undefined
+      state.parked.clear()
+      state.notStarted.clear()
       break
   }
 }
@@ -108,4 +155,15 @@ export function unsettledCalls(state: SessionState): LoggedToolCall[] {
   const last = state.openTurn?.lastAssistant
   if (!last) return []
   return last.toolCalls.filter((call) => !state.results.has(call.id))
+}
+
+/** Why the open turn waits, if it waits on purpose: the parked call that is not yet settled. */
+export function parkedCall(state: SessionState): ParkedRecord | undefined {
+  for (const parked of state.parked.values()) if (!state.results.has(parked.toolCallId)) return parked
+  return undefined
+}
+
+/** A question of the session still without an answer. */
+export function openQuestions(state: SessionState): AskRecord[] {
+  return [...state.questions.values()].filter((q) => q.answer === undefined && !state.results.has(q.ask.toolCallId)).map((q) => q.ask)
 }

@@ -17,4 +17,6 @@ export interface SessionRuntime {
   readonly secrets: ReadonlyMap<string, string>
   /** Largest step record, in bytes. */
   readonly maxStepBytes: number
+  /** Sleeps longer than this park the session instead of waiting in the process. */
+  readonly parkAfterMs: number
 }

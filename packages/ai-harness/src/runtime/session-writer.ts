@@ -12,6 +12,7 @@ import { applyEntry, type SessionState } from './session-fold.js'
 export class SessionWriter {
   #queue: Promise<unknown> = Promise.resolve()
   #lost: LogConflictError | undefined
+  #closed: HarnessError | undefined
 
   constructor(
     readonly store: HarnessStore,
@@ -26,6 +27,17 @@ export class SessionWriter {
     return this.#lost
   }
 
+  /** Refuses every later append: the session was handed off or closed, another host drives it now. */
+  close(reason: string): void {
+    this.#closed ??= new HarnessError('LEASE_LOST', `Session ${JSON.stringify(this.logId)} ${reason}; this host writes nothing more to it.`)
+  }
+
+  /** Throws when this writer may write no more: a step must not start a side effect it could never log. */
+  assertWritable(): void {
+    if (this.#lost) throw this.#lost
+    if (this.#closed) throw this.#closed
+  }
+
   /** Appends the batch after every earlier append of this writer; resolves once it is stored and folded. */
   append(records: LogRecord[]): Promise<void> {
     const run = this.#queue.then(() => this.#appendNow(records))
@@ -35,6 +47,7 @@ export class SessionWriter {
 
   async #appendNow(records: LogRecord[]): Promise<void> {
     if (this.#lost) throw this.#lost
+    if (this.#closed) throw this.#closed
     if (records.length === 0) return
     const expectedSeq = this.state.nextSeq
     try {

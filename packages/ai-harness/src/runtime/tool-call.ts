@@ -1,4 +1,4 @@
-import type { AnyTool, ToolExecutionContext } from '@tanstack/ai'
+import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, validateWithStandardSchema } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
@@ -12,7 +12,9 @@ import {
   type Step,
   type StepRunContext,
 } from './durable-tool.js'
+import { isParkSignal, ParkSignal } from './park.js'
 import { isHarnessRecordType, type ToolResultRecord } from './records.js'
+import { questionId } from './session-fold.js'
 import { RecordError, StepError } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
 
@@ -45,6 +47,7 @@ export class ToolCallRun {
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) return jsonCopy(stored.value) as never
+      this.session.writer.assertWritable()
       const value = await fn({ idempotencyKey: `${this.idPrefix}${name}` })
       assertStepJson(name, value)
       const secret = this.session.scanner.find(value)
@@ -69,13 +72,78 @@ export class ToolCallRun {
       await this.session.writer.append([record])
       return jsonCopy(value) as never
     },
-    sleep: async () => {
-      throw new HarnessError('INVALID_ARGUMENT', 'step.sleep is not available in this session runtime.')
+    sleep: async (name: string, ms: number) => {
+      claimStepName(this.#usedNames, name)
+      if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+        throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
+      }
+      const { state, clock, writer } = this.session
+      let wakeAt = state.sleeps.get(this.toolCallId)?.get(name)
+      if (wakeAt === undefined) {
+        // The wake time is fixed on the first run, so a crash does not restart the wait.
+        wakeAt = Math.ceil(clock.now() + ms)
+        await writer.append([{ type: 'harness.sleep', toolCallId: this.toolCallId, name, wakeAt }])
+      }
+      const remaining = wakeAt - clock.now()
+      if (remaining <= 0) return
+      if (remaining <= this.session.parkAfterMs) {
+        await new Promise((resolve) => setTimeout(resolve, remaining))
+        return
+      }
+      throw new ParkSignal(this.toolCallId, 'sleep', wakeAt, { name, wakeAt })
     },
-    ask: async () => {
-      throw new HarnessError('INVALID_ARGUMENT', 'step.ask is not available in this session runtime.')
+    ask: async (options: { name: string; message: string; schema: unknown }) => {
+      const { name, message, schema } = options ?? ({} as never)
+      claimStepName(this.#usedNames, name)
+      if (typeof message !== 'string' || message === '') {
+        throw new StepError(
+          'INVALID_ARGUMENT',
+          name,
+          `step.ask({ name: ${JSON.stringify(name)}, message, schema }) needs a message for the person.`,
+        )
+      }
+      const id = questionId(this.toolCallId, name)
+      const known = this.session.state.questions.get(id)
+      if (known?.answer) {
+        // Parse with the live schema so transforms and defaults apply, as on the first run.
+        const parsed = await validateWithStandardSchema(schema, known.answer.answer)
+        if (!parsed.success) {
+          throw new StepError(
+            'ANSWER_INVALID',
+            name,
+            `The logged answer to ${JSON.stringify(name)} no longer matches the tool's schema; keep question schemas compatible across deploys.`,
+          )
+        }
+        return parsed.data as never
+      }
+      if (!known) {
+        const jsonSchema = convertSchemaToJsonSchema(schema as never)
+        if (!jsonSchema) {
+          throw new StepError(
+            'INVALID_ARGUMENT',
+            name,
+            'step.ask needs a schema (zod or any Standard JSON Schema) so any host can check the answer.',
+          )
+        }
+        const record: LogRecord = {
+          type: 'harness.ask',
+          toolCallId: this.toolCallId,
+          name,
+          message: this.session.scanner.redactText(message),
+          schema: jsonCopy(jsonSchema) as JsonValue,
+        }
+        await this.session.writer.append([record])
+      }
+      throw new ParkSignal(this.toolCallId, 'ask', null, {
+        sessionId: this.session.logId,
+        questionId: id,
+        toolCallId: this.toolCallId,
+        name,
+        message,
+        schema: this.session.state.questions.get(id)?.ask.schema ?? null,
+      })
     },
-  }
+  } as Step
 
   readonly append: AppendRecords = (records) => {
     if (!Array.isArray(records))
@@ -188,7 +256,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
         value = meta ? await meta.execute(args, call.contextFor(context)) : await original!(args, call.contextFor(context))
         ok = true
       } catch (caught) {
-        if (isFatal(caught)) {
+        if (isFatal(caught) || isParkSignal(caught)) {
           onFatal(caught)
           throw caught
         }

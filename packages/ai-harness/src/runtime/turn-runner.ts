@@ -1,0 +1,128 @@
+import { type ChatMiddleware, chat, EventType, type StreamChunk } from '@tanstack/ai'
+import type { LogRecord } from '../contract/types.js'
+import { isParkSignal, type ParkSignal } from './park.js'
+import type { AssistantRecord, ParkedRecord } from './records.js'
+import type { SessionRuntime } from './session-runtime.js'
+import { wrapTool } from './tool-call.js'
+
+/** How a run of a turn ended. */
+export type RunOutcome = { kind: 'finished' } | { kind: 'parked'; parked: ParkedRecord } | { kind: 'stopped' } | { kind: 'failed' }
+
+/** The custom event names the harness adds to a session's stream. */
+export const HARNESS_EVENTS = {
+  /** The turn waits: `value` says why (`reason`), and until when for a sleep. */
+  parked: 'harness.parked',
+  /** A person is asked: `value` has `sessionId`, `questionId`, `message` and the answer's JSON `schema`. */
+  question: 'harness.question',
+} as const
+
+/**
+ * One `chat()` run of a turn: logs each assistant message with tool calls before the
+ * tools run, settles every tool call in the log, logs the final answer and the end of
+ * the turn, and streams the chunks with the session's secrets removed. A tool that
+ * parks (long sleep, question) ends the run without ending the turn.
+ */
+export async function* runTurn(
+  session: SessionRuntime,
+  turnId: string,
+  control: { abortController: AbortController; stopped: () => Error | undefined; outcome?: RunOutcome },
+): AsyncGenerator<StreamChunk> {
+  const { harness, state, writer, scanner } = session
+  const { abortController } = control
+  let fatal: unknown
+  const onFatal = (error: unknown) => {
+    fatal ??= error
+    abortController.abort()
+  }
+  let text = ''
+  const recorder: ChatMiddleware = {
+    name: 'ai-harness-recorder',
+    async onInterruptBoundary(ctx) {
+      if (ctx.phase !== 'beforeTools') return undefined
+      const last = [...ctx.messages].reverse().find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0)
+      if (!last?.toolCalls || last.toolCalls.every((c) => state.toolCalls.has(c.id))) return undefined
+      const record: AssistantRecord = {
+        type: 'harness.assistant',
+        turnId,
+        text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
+        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+      }
+      try {
+        await writer.append([record])
+      } catch (error) {
+        onFatal(error)
+        throw error
+      }
+      text = ''
+      return undefined
+    },
+  }
+  const tools = harness.tools.map((tool) => wrapTool(session, tool, onFatal))
+  const stream = chat({
+    adapter: harness.options.adapter,
+    messages: state.messages.map((m) => ({ ...m })) as never,
+    tools: tools as never,
+    systemPrompts: harness.options.systemPrompts,
+    middleware: [...(harness.options.middleware ?? []), recorder] as never,
+    abortController,
+    modelOptions: harness.options.modelOptions as never,
+    agentLoopStrategy: harness.options.agentLoopStrategy as never,
+    threadId: session.logId,
+  }) as AsyncIterable<StreamChunk>
+  let failed = false
+  try {
+    for await (const chunk of stream) {
+      if (fatal) break
+      if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
+      if (chunk.type === EventType.RUN_ERROR) failed = true
+      yield scanner.redact(chunk)
+    }
+  } catch (error) {
+    if (!fatal && !abortController.signal.aborted) throw error
+  }
+  if (isParkSignal(fatal)) {
+    const parked = await park(session, fatal)
+    control.outcome = { kind: 'parked', parked }
+    if (parked.reason === 'ask') yield customEvent(HARNESS_EVENTS.question, scanner.redact(fatal.event))
+    yield customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId })
+    return
+  }
+  const stop = fatal ?? control.stopped()
+  if (stop) throw stop
+  if (abortController.signal.aborted) {
+    control.outcome = { kind: 'stopped' }
+    return
+  }
+  if (failed) {
+    control.outcome = { kind: 'failed' }
+    return
+  }
+  const end: LogRecord[] = []
+  if (text !== '') end.push({ type: 'harness.assistant', turnId, text: scanner.redactText(text), toolCalls: [] })
+  end.push({ type: 'harness.turn.finished', turnId, at: session.clock.now() })
+  await writer.append(end)
+  control.outcome = { kind: 'finished' }
+}
+
+/** Logs that the turn waits on purpose, with the calls of the batch that had not started. */
+async function park(session: SessionRuntime, signal: ParkSignal): Promise<ParkedRecord> {
+  const batch = session.state.openTurn?.lastAssistant?.toolCalls ?? []
+  const index = batch.findIndex((c) => c.id === signal.toolCallId)
+  const notStarted = batch
+    .slice(index + 1)
+    .map((c) => c.id)
+    .filter((id) => !session.state.results.has(id))
+  const record: ParkedRecord = {
+    type: 'harness.parked',
+    toolCallId: signal.toolCallId,
+    reason: signal.reason,
+    until: signal.until,
+    notStarted,
+  }
+  await session.writer.append([record])
+  return record
+}
+
+function customEvent(name: string, value: unknown): StreamChunk {
+  return { type: EventType.CUSTOM, name, value, timestamp: Date.now() } as StreamChunk
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto'
+import type { StreamChunk } from '@tanstack/ai'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
+import type { Clock, HarnessStore } from '../contract/types.js'
+import type { Harness } from './harness.js'
+import { createHost } from './host.js'
+
+export interface WorkerOptions {
+  store: HarnessStore
+  harnesses: Harness | Harness[]
+  /** Identifies the worker in leases. Default: random. */
+  workerId?: string
+  clock?: Clock
+  /** Wakeups taken per poll. Default 10. */
+  batchSize?: number
+  /** Time between polls when `start()`ed. Default 1 000 ms. */
+  pollMs?: number
+  /** How long a claimed wakeup stays hidden from other workers. Default 60 s. */
+  holdMs?: number
+  /** Lease length of the sessions the worker drives. Default 30 s. */
+  leaseMs?: number
+  /** Called with each chunk of the turns the worker resumes, e.g. to forward them. */
+  onChunk?: (sessionId: string, chunk: StreamChunk) => void
+  /** Called when resuming a session fails; the wakeup comes back after `holdMs`. */
+  onError?: (sessionId: string, error: unknown) => void
+}
+
+export interface PollResult {
+  /** Sessions whose open turn the worker drove (to its end or to its next wait). */
+  readonly resumed: string[]
+  /** Sessions another host drives now; their wakeups come back later. */
+  readonly busy: string[]
+  /** Sessions with nothing to do (their wakeup is cancelled). */
+  readonly idle: string[]
+  readonly failed: string[]
+}
+
+/** Takes due wakeups: sleeping tools, answered questions, sessions of dead hosts. */
+export interface Worker {
+  readonly workerId: string
+  /** One poll: claim up to `batchSize` due wakeups and drive each session. */
+  poll(): Promise<PollResult>
+  start(): void
+  /** Stops polling and waits for the current poll. */
+  stop(): Promise<void>
+}
+
+export function createWorker(options: WorkerOptions): Worker {
+  const { store } = options
+  if (!store.wakeups || !store.leases) {
+    throw new HarnessError(
+      'CAPABILITY_MISSING',
+      'Workers need a store with leases and wakeups (memory, PostgreSQL, DynamoDB, S3). Without them, run each session on one host.',
+    )
+  }
+  const wakeups = store.wakeups
+  const workerId = options.workerId ?? `worker-${randomUUID()}`
+  const host = createHost({ store, harnesses: options.harnesses, hostId: workerId, clock: options.clock, leaseMs: options.leaseMs })
+  const batchSize = options.batchSize ?? 10
+  const holdMs = options.holdMs ?? 60_000
+  let timer: NodeJS.Timeout | undefined
+  let current: Promise<unknown> = Promise.resolve()
+  let stopping = false
+
+  const drive = async (sessionId: string, result: { resumed: string[]; busy: string[]; idle: string[]; failed: string[] }) => {
+    let session: Awaited<ReturnType<typeof host.open>>
+    try {
+      session = await host.open({ sessionId })
+    } catch (error) {
+      if (isHarnessError(error, 'LEASE_HELD')) {
+        result.busy.push(sessionId)
+        return
+      }
+      result.failed.push(sessionId)
+      options.onError?.(sessionId, error)
+      return
+    }
+    try {
+      if (!session.needsRecovery) {
+        result.idle.push(sessionId)
+        return
+      }
+      for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
+      result.resumed.push(sessionId)
+    } catch (error) {
+      result.failed.push(sessionId)
+      options.onError?.(sessionId, error)
+    } finally {
+      await session.close().catch(() => {})
+    }
+  }
+
+  const worker: Worker = {
+    workerId,
+    async poll() {
+      const result = { resumed: [] as string[], busy: [] as string[], idle: [] as string[], failed: [] as string[] }
+      const claimed = await wakeups.claim(batchSize, holdMs)
+      await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
+      return result
+    },
+    start() {
+      if (timer) return
+      stopping = false
+      const tick = () => {
+        current = worker
+          .poll()
+          .catch((error: unknown) => options.onError?.('*', error))
+          .finally(() => {
+            if (!stopping) timer = setTimeout(tick, options.pollMs ?? 1_000)
+          })
+      }
+      tick()
+    },
+    async stop() {
+      stopping = true
+      if (timer) clearTimeout(timer)
+      timer = undefined
+      await current
+      await host.shutdown()
+    },
+  }
+  return worker
+}
