@@ -6,13 +6,14 @@ import { logCases } from './cases/log-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
 import { durableCases } from './durable/durable-cases.js'
 import { waitCases } from './durable/wait-cases.js'
+import { agentCases } from './durable/agent-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
 /** Every case of the suite, in the order they run. */
 export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
 
 /** The durable semantics of the seed page, proved on top of the store. */
-export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases]
+export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases, ...agentCases]
 
 const extraCases: ConformanceCase[] = []
 

@@ -1,5 +1,6 @@
 import type { AnyTextAdapter, AnyTool, ChatMiddleware } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
+import { agentMetaOf } from './agent-tool.js'
 import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
 
 /** What a tool-result hook sees: the outcome of one tool call, before it is logged. */
@@ -48,6 +49,8 @@ export interface HarnessOptions {
   parkAfterMs?: number
   /** Passed to `chat()`. */
   modelOptions?: Record<string, unknown>
+  /** chat()'s debug logging; default off (the harness throws typed errors instead). */
+  debug?: boolean | Record<string, unknown>
   agentLoopStrategy?: (state: any) => boolean
 }
 
@@ -96,6 +99,8 @@ export function defineHarness(options: HarnessOptions): Harness {
     replayOf(toolName) {
       const tool = byName.get(toolName)
       if (!tool) return 'never'
+      // Nobody knows what a cut child agent did: never run it again blindly.
+      if (agentMetaOf(tool)) return 'never'
       const meta = durableMetaOf(tool)
       if (meta) return meta.replay
       return options.replay?.[toolName] ?? 'never'

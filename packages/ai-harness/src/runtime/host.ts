@@ -109,6 +109,13 @@ export function createHost(options: HostOptions): Host {
           leaseMs,
           parent: openOptions.parent ?? null,
           onClosed: () => open.delete(session),
+          // A child agent's session runs on this host's store, clock and id, so the same process can continue it.
+          openChild: (child, childId, parent) =>
+            createHost({ store, harnesses: child, hostId, clock, leaseMs }).open({
+              sessionId: childId,
+              parent,
+              secrets: openOptions.secrets,
+            }),
         })
         open.add(session)
         return session

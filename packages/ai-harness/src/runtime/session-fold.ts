@@ -40,6 +40,8 @@ export interface SessionState {
   notStarted: Set<string>
   /** For an agent tool's session: the call that runs it. */
   parent: { sessionId: string; toolCallId: string } | null
+  /** Calls of ended turns that never got a result (closed with a synthetic tool message). */
+  closedCalls: Set<string>
 }
 
 /** The id of a question: unique in its session. */
@@ -60,6 +62,7 @@ export function emptyState(): SessionState {
     parked: new Map(),
     notStarted: new Set(),
     parent: null,
+    closedCalls: new Set(),
   }
 }
 
@@ -138,6 +141,18 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     }
     case 'harness.turn.finished':
     case 'harness.turn.cancelled':
+      // A call of an ended turn without a logged result must never look pending to chat(),
+      // or the next turn would run it again.
+      for (const [id, call] of state.toolCalls) {
+        if (call.turnId === record.turnId && !state.results.has(id) && !state.closedCalls.has(id)) {
+          state.closedCalls.add(id)
+          state.messages.push({
+            role: 'tool',
+            toolCallId: id,
+            content: JSON.stringify({ error: 'This call ended without a recorded result.' }),
+          })
+        }
+      }
       state.openTurn = undefined
       state.parked.clear()
       state.notStarted.clear()

@@ -1,6 +1,7 @@
 import type { Clock, HarnessStore } from '../contract/types.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
 import type { Harness } from './harness.js'
+import type { Session } from './session.js'
 import type { SessionState } from './session-fold.js'
 import type { SessionWriter } from './session-writer.js'
 
@@ -19,4 +20,6 @@ export interface SessionRuntime {
   readonly maxStepBytes: number
   /** Sleeps longer than this park the session instead of waiting in the process. */
   readonly parkAfterMs: number
+  /** Opens the child session of an agent-tool call, on the same store, clock and host id. */
+  readonly openChild: (harness: Harness, sessionId: string, parent: { sessionId: string; toolCallId: string }) => Promise<Session>
 }

@@ -51,6 +51,7 @@ export interface SessionArgs {
   leaseMs: number
   parent: { sessionId: string; toolCallId: string } | null
   onClosed: () => void
+  openChild: SessionRuntime['openChild']
 }
 
 /** Builds the live session object over a folded log. The host has acquired the lease already. */
@@ -85,6 +86,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     secrets: new Map(Object.entries(args.secrets)),
     maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
     parkAfterMs: harness.options.parkAfterMs ?? 5_000,
+    openChild: args.openChild,
   }
   if (state.nextSeq === 1) {
     await writer.append([{ type: 'harness.session.opened', harness: harness.name, at: clock.now(), parent: args.parent }])

@@ -12,7 +12,9 @@ import {
   type Step,
   type StepRunContext,
 } from './durable-tool.js'
+import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
 import { isParkSignal, ParkSignal } from './park.js'
+import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { questionId } from './session-fold.js'
 import { RecordError, StepError } from './runtime-errors.js'
@@ -236,8 +238,9 @@ function errorMessage(error: unknown): string {
  */
 export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error: unknown) => void): AnyTool {
   const meta = durableMetaOf(tool)
+  const agent = agentMetaOf(tool)
   const original = tool.execute
-  if (!original && !meta) return tool
+  if (!original && !meta && !agent) return tool
   return {
     ...tool,
     execute: async (args: unknown, context?: ToolExecutionContext) => {
@@ -253,7 +256,11 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
       let value: unknown
       let error: unknown
       try {
-        value = meta ? await meta.execute(args, call.contextFor(context)) : await original!(args, call.contextFor(context))
+        value = agent
+          ? await runAgentCall(session, toolCallId, agent, args, context)
+          : meta
+            ? await meta.execute(args, call.contextFor(context))
+            : await original!(args, call.contextFor(context))
         ok = true
       } catch (caught) {
         if (isFatal(caught) || isParkSignal(caught)) {
@@ -264,11 +271,18 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
         error = caught
       }
       for (const hook of session.harness.hooks) {
-        const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
-        if (replaced && typeof replaced === 'object' && 'result' in replaced) {
-          ok = true
-          value = replaced.result
-          error = undefined
+        try {
+          const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
+          if (replaced && typeof replaced === 'object' && 'result' in replaced) {
+            ok = true
+            value = replaced.result
+            error = undefined
+          }
+        } catch (hookError) {
+          // A failing hook fails the call, as the model will see it; it must still be settled in the log.
+          ok = false
+          value = undefined
+          error = hookError
         }
       }
       let seen: JsonValue
@@ -292,4 +306,41 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
       return seen
     },
   } as AnyTool
+}
+
+/**
+ * Runs (or continues) the child session of an agent-tool call. A child that waits for a
+ * person parks the parent call; its question is forwarded on the parent's stream.
+ */
+async function runAgentCall(
+  session: SessionRuntime,
+  toolCallId: string,
+  agent: AgentMeta,
+  args: unknown,
+  context: ToolExecutionContext | undefined,
+): Promise<unknown> {
+  const childId = childSessionId(session.logId, toolCallId)
+  const child = await session.openChild(agent.harness, childId, { sessionId: session.logId, toolCallId })
+  try {
+    const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
+        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, session.scanner.redact(chunk.value) as Record<string, unknown>)
+      }
+    }
+    const entries = await child.entries()
+    const started = entries.some((e) => e.record.type === 'harness.turn.started')
+    const stream = started ? child.resume() : child.send(agent.prompt(args))
+    for await (const chunk of stream) forward(chunk as never)
+    if (child.status === 'parked') {
+      throw new ParkSignal(toolCallId, 'agent', null, { childSessionId: childId })
+    }
+    const log = await child.entries()
+    if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
+      throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
+    }
+    const answers = log.filter((e) => e.record.type === 'harness.assistant' && (e.record.toolCalls as unknown[]).length === 0)
+    return String(answers.at(-1)?.record.text ?? '')
+  } finally {
+    await child.close()
+  }
 }

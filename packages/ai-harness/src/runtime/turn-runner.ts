@@ -1,7 +1,10 @@
 import { type ChatMiddleware, chat, EventType, type StreamChunk } from '@tanstack/ai'
 import type { LogRecord } from '../contract/types.js'
+import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { isParkSignal, type ParkSignal } from './park.js'
-import type { AssistantRecord, ParkedRecord } from './records.js'
+import type { AssistantRecord, ParkedRecord, ToolResultRecord } from './records.js'
+import { jsonCopy } from '../json/check-json.js'
+import type { JsonValue } from '../json/json-types.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { wrapTool } from './tool-call.js'
 
@@ -9,12 +12,7 @@ import { wrapTool } from './tool-call.js'
 export type RunOutcome = { kind: 'finished' } | { kind: 'parked'; parked: ParkedRecord } | { kind: 'stopped' } | { kind: 'failed' }
 
 /** The custom event names the harness adds to a session's stream. */
-export const HARNESS_EVENTS = {
-  /** The turn waits: `value` says why (`reason`), and until when for a sleep. */
-  parked: 'harness.parked',
-  /** A person is asked: `value` has `sessionId`, `questionId`, `message` and the answer's JSON `schema`. */
-  question: 'harness.question',
-} as const
+export const HARNESS_EVENTS = HARNESS_EVENT_NAMES
 
 /**
  * One `chat()` run of a turn: logs each assistant message with tool calls before the
@@ -56,6 +54,25 @@ export async function* runTurn(
       text = ''
       return undefined
     },
+    // Calls that chat() settled without running the tool (arguments that fail the input
+    // schema, a tool the harness does not have) are logged here, as the model saw them.
+    async onToolPhaseComplete(_ctx, info) {
+      // A stopped run (a park, a conflict, a hand-off) settles nothing more: its calls stay open.
+      if (fatal || abortController.signal.aborted) return
+      const missing = info.results.filter((r) => !state.results.has(r.toolCallId) && state.toolCalls.has(r.toolCallId))
+      if (missing.length === 0) return
+      const records: ToolResultRecord[] = missing.map((r) => {
+        const result = scanner.redact(jsonCopy(r.result ?? null)) as JsonValue
+        const isError = typeof result === 'object' && result !== null && !Array.isArray(result) && 'error' in result
+        return { type: 'harness.tool.result', toolCallId: r.toolCallId, toolName: r.toolName, ok: !isError, result, cut: false }
+      })
+      try {
+        await writer.append(records)
+      } catch (error) {
+        onFatal(error)
+        throw error
+      }
+    },
   }
   const tools = harness.tools.map((tool) => wrapTool(session, tool, onFatal))
   const stream = chat({
@@ -68,11 +85,14 @@ export async function* runTurn(
     modelOptions: harness.options.modelOptions as never,
     agentLoopStrategy: harness.options.agentLoopStrategy as never,
     threadId: session.logId,
+    // The harness reports failures itself, as typed errors; chat()'s console logging would repeat them.
+    debug: harness.options.debug ?? false,
   }) as AsyncIterable<StreamChunk>
   let failed = false
   try {
     for await (const chunk of stream) {
-      if (fatal) break
+      // After a stop only custom events still pass: a tool's last events (a child's question) belong to the story.
+      if (fatal && chunk.type !== EventType.CUSTOM) continue
       if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
       if (chunk.type === EventType.RUN_ERROR) failed = true
       yield scanner.redact(chunk)

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict'
+import { toolDefinition } from '@tanstack/ai'
+import {
+  agentTool,
+  childSessionId,
+  createWorker,
+  DEFAULT_CUT_TOOL_ERROR,
+  defineHarness,
+  durableTool,
+  HARNESS_EVENTS,
+} from '@tanstack/ai-harness'
+import { scriptedText } from '@tanstack/ai-harness/testing'
+import { z } from 'zod'
+import { defineCase } from '../case.js'
+import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+
+/** A child agent whose one tool asks a person to confirm; and a parent that delegates to it. */
+function agents(runs: string[]) {
+  const confirm = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
+    await step.do('prepare', () => {
+      runs.push('prepare')
+    })
+    const answer = await step.ask({ name: 'ok', message: 'Go ahead?', schema: z.object({ ok: z.boolean() }) })
+    return answer.ok ? 'confirmed' : 'declined'
+  })
+  const child = defineHarness({
+    name: 'helper',
+    adapter: scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'The helper is done.',
+    ),
+    tools: [confirm],
+  })
+  const delegate = agentTool(toolDefinition({ name: 'delegate', description: 'd', inputSchema: z.object({ task: z.string() }) }), {
+    harness: child,
+    prompt: ({ task }) => `Please do: ${task}`,
+  })
+  const parent = defineHarness({
+    name: 'boss',
+    adapter: scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'delegate', args: { task: 'ship' } }] } : 'All delegated.',
+    ),
+    tools: [delegate],
+  })
+  return { parent, child }
+}
+
+export const agentCases = [
+  defineCase({
+    id: 'agent.waits-for-a-person',
+    title: 'an agent-tool call whose child waits for a person keeps its place and goes on after the answer',
+    requires: ['leases', 'wakeups'],
+    async run(context) {
+      const runs: string[] = []
+      const { parent, child } = agents(runs)
+      const proc = await startProcess(context, parent, 'host')
+      const session = await proc.host.open({ sessionId: 'boss' })
+      const chunks = await drain(session.send('ship it'))
+      const questions = chunks.filter((c) => c.type === 'CUSTOM' && (c as { name?: string }).name === HARNESS_EVENTS.question)
+      assert.equal(questions.length, 1, "the child's question reaches the parent's stream")
+      const question = (questions[0] as { value: { sessionId: string; questionId: string } }).value
+      const [assistant] = harnessRecords(await context.store.read('boss'), 'harness.assistant')
+      const call = (assistant?.toolCalls as Array<{ id: string }>)[0]!
+      assert.equal(question.sessionId, childSessionId('boss', call.id))
+      assert.equal(harnessRecords(await context.store.read('boss'), 'harness.parked')[0]?.reason, 'agent')
+      await proc.host.answer({ sessionId: question.sessionId, questionId: question.questionId, answer: { ok: true } })
+      const worker = createWorker({ store: await context.openStore(), harnesses: [parent, child], clock: context.clock, leaseMs: LEASE_MS })
+      assert.deepEqual((await worker.poll()).resumed, [question.sessionId], 'the answered child goes on first')
+      assert.deepEqual((await worker.poll()).resumed, ['boss'], 'then its finished child wakes the parent')
+      const entries = await context.store.read('boss')
+      assertWellFormed(entries)
+      assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'The helper is done.')
+      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.deepEqual(runs, ['prepare'], "the child's step ran once")
+      await worker.stop()
+    },
+  }),
+  defineCase({
+    id: 'agent.cut-gets-tool-error',
+    title: 'after a crash, a cut agent-tool call gets a tool error and does not run again',
+    async run(context) {
+      const runs: string[] = []
+      const { parent } = agents(runs)
+      const first = await startProcess(context, parent, 'host-1')
+      first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.step' && r.name === 'prepare'), 'after')
+      const session = await first.host.open({ sessionId: 'boss' })
+      await runUntilCrash(first, session.send('ship it'), 'delegate')
+      context.clock.advance(LEASE_MS + 1)
+      const second = await startProcess(context, parent, 'host-2')
+      const reopened = await second.host.open({ sessionId: 'boss' })
+      await drain(reopened.resume())
+      const entries = await reopened.entries()
+      assertWellFormed(entries)
+      const result = harnessRecords(entries, 'harness.tool.result')[0]!
+      assert.deepEqual(result.result, { error: DEFAULT_CUT_TOOL_ERROR })
+      assert.equal(result.cut, true)
+      assert.deepEqual(runs, ['prepare'], 'the child did not run again')
+      await reopened.close()
+    },
+  }),
+]

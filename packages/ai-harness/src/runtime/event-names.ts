@@ -1,0 +1,7 @@
+/** The custom event names the harness adds to a session's stream. */
+export const HARNESS_EVENT_NAMES = {
+  /** The turn waits: `value` says why (`reason`), and until when for a sleep. */
+  parked: 'harness.parked',
+  /** A person is asked: `value` has `sessionId`, `questionId`, `message` and the answer's JSON `schema`. */
+  question: 'harness.question',
+} as const
