@@ -13,4 +13,5 @@ export {
   type CaseStatus,
 } from './run-cases.js'
 export { defineCase, expectCode, type CaseContext, type ConformanceCase } from './case.js'
+export { assertWellFormed, assertOneDriverAtATime, FakeBilling } from './durable/fixtures.js'
 export { SKIP_KEYS, type SkipKey, type ConformanceOptions, type StoreContext } from './options.js'

@@ -114,6 +114,26 @@ export function assertWellFormed(entries: readonly LogEntry[]): void {
   const results = harnessRecords(entries, 'harness.tool.result').map((r) => String(r.toolCallId))
   assert.equal(new Set(results).size, results.length, 'a tool call has one result')
   for (const id of results) assert.ok(calls.includes(id), `result for an unknown call ${id}`)
+  assertOneDriverAtATime(entries)
+}
+
+/**
+ * No two hosts drove the session at once: each stretch of the log starts with a
+ * turn.started or turn.resumed naming its host and lease fence, and a new host always
+ * comes with a greater fence than every host before it.
+ */
+export function assertOneDriverAtATime(entries: readonly LogEntry[]): void {
+  let last: { host: string; fence: number } | undefined
+  for (const { record } of entries) {
+    if (record.type !== 'harness.turn.started' && record.type !== 'harness.turn.resumed') continue
+    if (typeof record.fence !== 'number') continue
+    const driver = { host: String(record.host), fence: record.fence }
+    if (last) {
+      if (driver.host === last.host) assert.ok(driver.fence >= last.fence, `host ${driver.host} went back to fence ${driver.fence}`)
+      else assert.ok(driver.fence > last.fence, `host ${driver.host} drove with fence ${driver.fence} after ${last.host} had ${last.fence}`)
+    }
+    last = driver
+  }
 }
 
 export type { HarnessStore }

@@ -108,6 +108,7 @@ export function createHost(options: HostOptions): Host {
           lease,
           leaseMs,
           parent: openOptions.parent ?? null,
+          hostId,
           onClosed: () => open.delete(session),
           // A child agent's session runs on this host's store, clock and id, so the same process can continue it.
           openChild: (child, childId, parent) =>

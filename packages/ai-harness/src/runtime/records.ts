@@ -29,12 +29,27 @@ export interface SessionOpenedRecord extends JsonObject {
   parent: { sessionId: string; toolCallId: string } | null
 }
 
-/** A turn began with these new messages (the user's prompt). */
+/** A turn began with these new messages (the user's prompt), driven by `host` under lease `fence`. */
 export interface TurnStartedRecord extends JsonObject {
   type: 'harness.turn.started'
   turnId: string
   messages: LoggedMessage[]
   at: number
+  host: string
+  /** The lease fence of the driving host; null on a store without leases. */
+  fence: number | null
+}
+
+/**
+ * A host took over an open turn (after a crash, a wait, a hand-off). With the
+ * `host` and `fence` of turn.started, the log tells who drove each stretch.
+ */
+export interface TurnResumedRecord extends JsonObject {
+  type: 'harness.turn.resumed'
+  turnId: string
+  at: number
+  host: string
+  fence: number | null
 }
 
 /**
@@ -128,6 +143,7 @@ export type HarnessRecord =
   | AnswerRecord
   | ParkedRecord
   | TurnStartedRecord
+  | TurnResumedRecord
   | AssistantRecord
   | StepRecord
   | ToolResultRecord

@@ -50,6 +50,7 @@ export interface SessionArgs {
   lease: Lease | undefined
   leaseMs: number
   parent: { sessionId: string; toolCallId: string } | null
+  hostId: string
   onClosed: () => void
   openChild: SessionRuntime['openChild']
 }
@@ -234,6 +235,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       control.outcome = { kind: 'parked', parked: parkedCall(state)! }
       return
     }
+    await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null }])
     await settleCutCalls()
     yield* runTurn(runtime, open.turnId, control)
   }
@@ -275,7 +277,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
               `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
             )
         }
-        await writer.append([{ type: 'harness.turn.started', turnId, messages, at: clock.now() }])
+        await writer.append([{ type: 'harness.turn.started', turnId, messages, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null }])
         yield* runTurn(runtime, turnId, control)
       })
     },
