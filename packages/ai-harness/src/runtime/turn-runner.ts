@@ -43,7 +43,8 @@ export async function* runTurn(
         type: 'harness.assistant',
         turnId,
         text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
-        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+        // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: scanner.redactText(c.function.arguments) })),
       }
       try {
         await writer.append([record])

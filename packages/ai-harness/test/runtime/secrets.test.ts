@@ -71,4 +71,26 @@ describe('secrets of the session in tool results and streamed chunks', () => {
     expect(chunks.some((c) => c.type === 'TOOL_CALL_ARGS')).toBe(true)
     expect(new SecretScanner([API_KEY]).find(chunks)).toBeNull()
   })
+
+  it('a session secret in tool-call arguments is replaced by the marker in the log, while the call in flight gets the real value', async () => {
+    const world = createWorld()
+    const seen: string[] = []
+    const lookup = durableTool(
+      toolDefinition({ name: 'lookup', description: 'Looks a key up', inputSchema: z.object({ key: z.string() }) }),
+      async ({ key }) => {
+        seen.push(key)
+        return { found: true }
+      },
+    )
+    const adapter = scriptedText(({ messages }) =>
+      messages[messages.length - 1]?.role === 'user' ? { toolCalls: [{ name: 'lookup', args: { key: API_KEY } }] } : 'Looked up.',
+    )
+    const harness = defineHarness({ name: 'secrets', adapter, tools: [lookup] })
+    const session = await world.start(harness, 'host-1').host.open({ sessionId: 'args-log', secrets: { apiKey: API_KEY } })
+    await drain(session.send('look it up'))
+    expect(seen).toEqual([API_KEY])
+    const call = (recordsOf(await session.entries(), 'harness.assistant')[0]?.toolCalls as Array<{ arguments: string }>)[0]
+    expect(JSON.parse(call?.arguments ?? '{}')).toEqual({ key: SECRET_MARKER })
+    expect(new SecretScanner([API_KEY]).scanText(dumpMemoryData(world.data))).toBeNull()
+  })
 })
