@@ -235,7 +235,9 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       control.outcome = { kind: 'parked', parked: parkedCall(state)! }
       return
     }
-    await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null }])
+    await writer.append([
+      { type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null },
+    ])
     await settleCutCalls()
     yield* runTurn(runtime, open.turnId, control)
   }
@@ -277,7 +279,9 @@ export async function openSession(args: SessionArgs): Promise<Session> {
               `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
             )
         }
-        await writer.append([{ type: 'harness.turn.started', turnId, messages, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null }])
+        await writer.append([
+          { type: 'harness.turn.started', turnId, messages, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null },
+        ])
         yield* runTurn(runtime, turnId, control)
       })
     },
