@@ -1,0 +1,135 @@
+import { EventType, type StreamChunk } from '@tanstack/ai'
+import { createHost, type HarnessStore, isHarnessError, type LogEntry } from '@tanstack/ai-harness'
+import { checkoutHarness } from '../agent/harness.js'
+import type { ModelChoice } from '../agent/model.js'
+import { CliError, ExitCode, messageOf, usageError } from '../exit-codes.js'
+import type { Progress } from '../progress.js'
+import { BillingService } from '../services/billing.js'
+import { Mailer } from '../services/mailer.js'
+import { type CrashPoint, type OnCrashPoint, watchStore } from './crash-points.js'
+
+/** The host id of every checkout process: a restarted process takes its own lease back at once. */
+export const HOST_ID = 'checkout-cli'
+
+/** One process's part of the story. Plain JSON: the parent hands it to a child. */
+export interface SessionJob {
+  sessionId: string
+  /** `start` sends the prompt; `resume` finishes the cut turn from the log. */
+  mode: 'start' | 'resume'
+  prompt: string
+  dataDir: string
+  model: ModelChoice
+  crash: CrashPoint
+  leaseMs: number
+}
+
+/** What a process saw of its turn. */
+export interface SessionOutcome {
+  /** The session's last turn was cut when this process opened it. */
+  neededRecovery: boolean
+  /** The model's final text, as streamed. */
+  answer: string
+  /** Tool calls the model made in this process, by name. */
+  toolCalls: string[]
+  /** The whole session log as this process left it, read back from the store. */
+  entries: LogEntry[]
+}
+
+/**
+ * Runs one process's part: opens the session on the store, sends the prompt or resumes
+ * the cut turn, streams it with progress lines, and closes the session. At the crash
+ * point, `onCrash` takes over and this never returns.
+ */
+export async function runSession(store: HarnessStore, job: SessionJob, progress: Progress, onCrash: OnCrashPoint): Promise<SessionOutcome> {
+  const watched = watchStore(store, job.crash, onCrash)
+  const billing = new BillingService({
+    dataDir: job.dataDir,
+    log: progress,
+    afterCharge:
+      job.crash === 'charge-unlogged'
+        ? (entry) =>
+            onCrash({
+              point: 'charge-unlogged',
+              detail: `billing charged ${entry.detail.chargeId}, but the step is not in the log`,
+              lastSeq: watched.lastSeq(),
+            })
+        : undefined,
+  })
+  const mailer = new Mailer({ dataDir: job.dataDir, log: progress })
+  const harness = checkoutHarness(job.model, { billing, mailer })
+  const host = createHost({ store: watched.store, harnesses: harness, hostId: HOST_ID, leaseMs: job.leaseMs })
+
+  // Placing the order again in an existing session would charge again (new tool call, new key): refuse.
+  if (job.mode === 'start' && (await store.read(job.sessionId, { limit: 1 })).length > 0) {
+    throw usageError(`Session ${job.sessionId} already exists. Print it with: checkout log ${job.sessionId}; or pick another --session.`)
+  }
+  let session: Awaited<ReturnType<typeof host.open>>
+  try {
+    session = await host.open({ sessionId: job.sessionId })
+  } catch (error) {
+    if (isHarnessError(error, 'LEASE_HELD')) throw new CliError(ExitCode.Failed, messageOf(error), { cause: error })
+    throw error
+  }
+  const neededRecovery = session.needsRecovery
+  try {
+    let stream: AsyncIterable<StreamChunk>
+    const names = new Map<string, string>()
+    if (job.mode === 'start') {
+      progress(`user: ${job.prompt}`)
+      stream = session.send(job.prompt)
+    } else {
+      // A resumed call runs again without a fresh TOOL_CALL_START; its name is in the log.
+      for (const { record } of await session.entries()) {
+        if (record.type !== 'harness.assistant' || !Array.isArray(record.toolCalls)) continue
+        for (const call of record.toolCalls as Array<{ id: string; name: string }>) names.set(call.id, call.name)
+      }
+      progress(neededRecovery ? 'the last turn was cut: resuming it by the replay rules' : 'the session has no cut turn: nothing to resume')
+      stream = session.resume()
+    }
+    const seen = await follow(stream, progress, names)
+    return { neededRecovery, ...seen, entries: await session.entries() }
+  } finally {
+    await session.close()
+  }
+}
+
+/** Consumes a turn's chunks, printing what a user would want to watch. */
+async function follow(
+  stream: AsyncIterable<StreamChunk>,
+  progress: Progress,
+  names: Map<string, string>,
+): Promise<Pick<SessionOutcome, 'answer' | 'toolCalls'>> {
+  let answer = ''
+  const toolCalls: string[] = []
+  for await (const chunk of stream) {
+    const event = chunk as StreamChunk & Record<string, unknown>
+    switch (chunk.type) {
+      case EventType.TOOL_CALL_START:
+        names.set(String(event.toolCallId), String(event.toolCallName ?? event.toolName ?? 'tool'))
+        break
+      case EventType.TOOL_CALL_END: {
+        const name = names.get(String(event.toolCallId)) ?? String(event.toolCallName ?? event.toolName ?? 'tool')
+        toolCalls.push(name)
+        progress(`model calls ${name} ${JSON.stringify(event.input ?? {})}`)
+        break
+      }
+      case EventType.TOOL_CALL_RESULT: {
+        const name = names.get(String(event.toolCallId)) ?? 'tool'
+        progress(`${name} returned ${clip(String(event.content ?? ''))}`)
+        break
+      }
+      case EventType.TEXT_MESSAGE_CONTENT:
+        answer += String(event.delta ?? '')
+        break
+      case EventType.RUN_ERROR:
+        throw new CliError(
+          ExitCode.Failed,
+          `The model run failed: ${String(event.message ?? (event.error as { message?: string })?.message ?? 'unknown error')}`,
+        )
+    }
+  }
+  if (answer !== '') for (const line of answer.split('\n')) progress(`model: ${line}`)
+  return { answer, toolCalls }
+}
+
+const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
