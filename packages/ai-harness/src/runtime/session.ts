@@ -165,11 +165,23 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     if (parked.reason === 'ask') {
       const answered = [...state.questions.values()].some((q) => q.ask.toolCallId === parked.toolCallId && q.answer)
       if (!answered) {
-        await wakeups?.cancel(sessionId)
+        await cancelWakeupUnlessAnswered()
         return true
       }
     }
     return false
+  }
+
+  /**
+   * Cancels the wakeup of a session that waits for an answer. An answer may land between
+   * our read of the log and the cancel, and its wakeup would be lost with it: so after the
+   * cancel, look at the tail again and make the session due at once if anything arrived.
+   */
+  const cancelWakeupUnlessAnswered = async () => {
+    if (!wakeups) return
+    await wakeups.cancel(sessionId)
+    const arrived = await store.read(sessionId, { after: state.nextSeq - 1, limit: 1 })
+    if (arrived.length > 0) await wakeups.schedule(sessionId, clock.now())
   }
 
   /** After a run: where the session's wakeup must be, and whether the host lets the session go. */
@@ -184,7 +196,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       case 'parked':
         status = 'parked'
         if (outcome.parked.reason === 'sleep' && outcome.parked.until !== null) await wakeups?.schedule(sessionId, outcome.parked.until)
-        else await wakeups?.cancel(sessionId)
+        else await cancelWakeupUnlessAnswered()
         // A parked session is free for whoever resumes it: a worker at the wake time, or the host that answers.
         await release()
         break

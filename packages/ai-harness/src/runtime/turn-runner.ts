@@ -1,4 +1,5 @@
 import { type ChatMiddleware, chat, EventType, type StreamChunk } from '@tanstack/ai'
+import { isHarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { isParkSignal, type ParkSignal } from './park.js'
@@ -102,7 +103,16 @@ export async function* runTurn(
     if (!fatal && !abortController.signal.aborted) throw error
   }
   if (isParkSignal(fatal)) {
-    const parked = await park(session, fatal)
+    let parked: ParkedRecord
+    try {
+      parked = await park(session, fatal)
+    } catch (error) {
+      // An answer landed between the question and the park: its wakeup makes the turn
+      // due, and whoever takes it next sees the answer. This host stops here.
+      if (!isHarnessError(error, 'LOG_CONFLICT')) throw error
+      control.outcome = { kind: 'stopped' }
+      return
+    }
     control.outcome = { kind: 'parked', parked }
     if (parked.reason === 'ask') yield customEvent(HARNESS_EVENTS.question, scanner.redact(fatal.event))
     yield customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId })
