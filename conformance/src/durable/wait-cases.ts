@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { createWorker, defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode } from '../case.js'
@@ -165,6 +165,37 @@ export const waitCases = [
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'refunded')
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      await w.stop()
+    },
+  }),
+  defineCase({
+    id: 'wait.ask.answer-while-parking',
+    title: 'an answer that lands while the session is still parking makes it due: no answer is ever lost',
+    requires: waits,
+    async run(context) {
+      const seen: unknown[] = []
+      const harness = approvalHarness(seen)
+      const answerer = await startProcess(context, harness, 'answering-host')
+      const inner = await context.openStore()
+      // The moment the park is logged, another host answers, before the parking host is done.
+      const racing: typeof inner = {
+        ...inner,
+        async append(logId, expectedSeq, records) {
+          const result = await inner.append(logId, expectedSeq, records)
+          if (records.some((r) => r.type === 'harness.parked')) {
+            const ask = harnessRecords(await inner.read(logId), 'harness.ask')[0]!
+            await answerer.host.answer({ sessionId: logId, questionId: `${ask.toolCallId}:${ask.name}`, answer: { approve: true } })
+          }
+          return result
+        },
+      }
+      const host = createHost({ store: racing, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId: 'parking-host' })
+      const session = await host.open({ sessionId: 'refund' })
+      await drain(session.send('refund please'))
+      const w = await worker(context, harness, 'worker')
+      assert.deepEqual((await w.poll()).resumed, ['refund'], 'the answered session is due at once')
+      assert.deepEqual(seen, [{ approve: true }])
+      assert.equal(harnessRecords(await context.store.read('refund'), 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
