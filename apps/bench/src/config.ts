@@ -1,0 +1,55 @@
+/** How much work each section does. The default run fits in 5 minutes on 2 cores; quick in 30 seconds. */
+export interface BenchConfig {
+  mode: 'default' | 'quick'
+  /** Step cost: rounds (the first is a warm-up and is dropped), tool calls per round, steps per call. */
+  stepRounds: number
+  toolCallsPerRound: number
+  stepsPerCall: number
+  /**
+   * Recovery: log sizes in records, and for each size the warm opens timed after the
+   * first (cold) one. Fewer at 100k: an open there takes seconds (see the README).
+   */
+  recoverySizes: number[]
+  recoveryRepeats: number[]
+  /** Throughput: concurrent sessions, steps per session, repeats. */
+  concurrency: number[]
+  throughputSteps: number
+  throughputRepeats: number
+  /** Peers: rounds (first dropped) of `stepsPerCall` steps each. */
+  peerRounds: number
+  /** Connections of the PostgreSQL pool (ours and the peers alike). */
+  poolSize: number
+}
+
+export const DEFAULT_CONFIG: BenchConfig = {
+  mode: 'default',
+  stepRounds: 9,
+  toolCallsPerRound: 3,
+  stepsPerCall: 20,
+  recoverySizes: [1_000, 10_000, 100_000],
+  recoveryRepeats: [5, 3, 1],
+  concurrency: [1, 8, 64],
+  throughputSteps: 20,
+  throughputRepeats: 3,
+  peerRounds: 9,
+  poolSize: 16,
+}
+
+export const QUICK_CONFIG: BenchConfig = {
+  mode: 'quick',
+  stepRounds: 2,
+  toolCallsPerRound: 2,
+  stepsPerCall: 5,
+  recoverySizes: [500],
+  recoveryRepeats: [1],
+  concurrency: [1, 8],
+  throughputSteps: 5,
+  throughputRepeats: 1,
+  peerRounds: 2,
+  poolSize: 8,
+}
+
+/** A short, unique, lowercase id for this run: schema, table, bucket and prefix names include it. */
+export function newRunId(): string {
+  return `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`
+}

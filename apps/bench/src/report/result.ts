@@ -1,0 +1,98 @@
+import type { BenchConfig } from '../config.js'
+import type { MachineInfo } from '../machine.js'
+import type { StoreName } from '../targets/target.js'
+
+/** A timing summary in milliseconds. */
+export interface Timing {
+  medianMs: number
+  p90Ms: number
+  samples: number
+}
+
+/** Section 1: one store's step, against a bare conditional write of the same bytes. */
+export interface StepCostRow {
+  store: StoreName
+  step: Timing
+  bareWrite: Timing
+  /** step median / bare write median. */
+  ratio: number | null
+  commit: { records: number; bytes: number; store: Timing; bareWrite: Timing; ratio: number | null; requests: number }
+  /** Client requests per `step.do`, counted. */
+  requestsPerStep: { median: number; max: number; reads: number }
+  /** Store calls per `step.do` (append, read), counted on a wrapped store. */
+  storeCallsPerStep: { append: number; read: number }
+  /** Requests of `host.open` on a new session (lease, read) and of one whole turn. */
+  requestsPerOpen: number
+  requestsPerTurn: number
+  requestNames: Record<string, number>
+}
+
+/** Section 2: opening a session of `records` records in a fresh process. */
+export interface RecoveryRow {
+  store: StoreName
+  records: number
+  /** `host.open` (lease, read of the whole log, fold): first open, then the median of the repeats. */
+  openFirstMs: number
+  open: Timing
+  /** The same bytes read through the same client and parsed: the baseline. */
+  bareRead: Timing
+  ratio: number | null
+  /** Peak RSS of the process during the first open, above its RSS before it. */
+  peakRssGrowthMB: number
+  /** Heap still held after the open (the folded session), after GC. */
+  retainedHeapMB: number
+  bytesPerRecordPeak: number
+  requestsPerOpen: number
+}
+
+/** Section 3: steps per second with `sessions` sessions at once. */
+export interface ThroughputRow {
+  store: StoreName
+  sessions: number
+  steps: number
+  stepsPerSecond: number
+  bareWritesPerSecond: number
+  /** ours / bare: the share of the bare write rate that durable steps reach. */
+  ratio: number | null
+}
+
+/** Section 4: a memoized step on the same PostgreSQL, ours and the peers. */
+export interface PeerRow {
+  name: 'ai-harness step.do' | 'DBOS step' | 'LangGraph checkpoint put'
+  status: 'ok' | 'blocked'
+  /** Why it could not run here, verbatim. */
+  error?: string
+  step?: Timing
+  /** This / ours (above 1: ours is faster). */
+  ratioToOurs: number | null
+  requestsPerStep?: number
+  what: string
+}
+
+export interface BenchResult {
+  version: 1
+  mode: BenchConfig['mode']
+  runId: string
+  startedAt: string
+  durationMs: number
+  machine: MachineInfo
+  config: BenchConfig
+  stepCost: StepCostRow[]
+  recovery: RecoveryRow[]
+  growth: GrowthRow[]
+  throughput: ThroughputRow[]
+  peers: PeerRow[]
+  /** Sections or stores that failed, with the error; a run reports them rather than stopping. */
+  failures: Array<{ section: string; store?: string; error: string }>
+}
+
+/** Section 2, derived: how time and memory grow from one size to the next. */
+export interface GrowthRow {
+  store: StoreName
+  from: number
+  to: number
+  /** time(to) / time(from); linear growth gives to / from. */
+  timeFactor: number | null
+  memoryFactor: number | null
+  recordsFactor: number
+}

@@ -1,0 +1,130 @@
+import type { BenchResult, Timing } from './result.js'
+
+/** Renders a result as Markdown tables: what `pnpm bench` prints and the README shows. */
+export function renderTables(result: BenchResult): string {
+  const m = result.machine
+  const out: string[] = []
+  out.push(
+    `Run ${result.runId} (${result.mode}), ${result.startedAt}, ${(result.durationMs / 1000).toFixed(1)} s — ` +
+      `${m.nproc} cores (${m.cpu}), ${m.memoryGiB} GiB, node ${m.node}, ${m.postgres ?? 'no PostgreSQL'}, ${m.platform}`,
+  )
+
+  out.push('', '### 1. One step.do vs one bare conditional write of the same bytes (same client)', '')
+  out.push(
+    table(
+      [
+        'store',
+        'step.do ms (p90)',
+        'bare write ms (p90)',
+        'ratio',
+        'requests/step (reads)',
+        'store calls/step',
+        'commit ms',
+        'bare commit ms',
+        'commit ratio',
+        'requests/commit',
+        'requests/open',
+      ],
+      result.stepCost.map((r) => [
+        r.store,
+        ms(r.step),
+        ms(r.bareWrite),
+        x(r.ratio),
+        `${r.requestsPerStep.median} (max ${r.requestsPerStep.max}, reads ${r.requestsPerStep.reads})`,
+        `${r.storeCallsPerStep.append} append, ${r.storeCallsPerStep.read} read`,
+        `${ms(r.commit.store)} [${r.commit.records} rec, ${r.commit.bytes} B]`,
+        ms(r.commit.bareWrite),
+        x(r.commit.ratio),
+        String(r.commit.requests),
+        String(r.requestsPerOpen),
+      ]),
+    ),
+  )
+
+  out.push('', '### 2. Recovery: host.open (lease, read, fold) in a fresh process vs a bare read of the same bytes', '')
+  out.push(
+    table(
+      [
+        'store',
+        'records',
+        'first open ms',
+        'open ms (median)',
+        'bare read ms',
+        'ratio',
+        'peak RSS growth MB',
+        'bytes/record',
+        'retained heap MB',
+        'requests/open',
+      ],
+      result.recovery.map((r) => [
+        r.store,
+        String(r.records),
+        fixed(r.openFirstMs),
+        fixed(r.open.medianMs),
+        fixed(r.bareRead.medianMs),
+        x(r.ratio),
+        fixed(r.peakRssGrowthMB),
+        String(r.bytesPerRecordPeak),
+        fixed(r.retainedHeapMB),
+        String(r.requestsPerOpen),
+      ]),
+    ),
+  )
+  out.push('', 'Growth (linear: time and memory factors equal the records factor)', '')
+  out.push(
+    table(
+      ['store', 'records', 'time ×', 'peak memory ×', 'records ×'],
+      result.growth.map((g) => [g.store, `${g.from} → ${g.to}`, x(g.timeFactor), x(g.memoryFactor), `${g.recordsFactor}×`]),
+    ),
+  )
+
+  out.push('', '### 3. Throughput: steps per second with concurrent sessions (one host)', '')
+  out.push(
+    table(
+      ['store', 'sessions', 'steps', 'steps/s', 'bare writes/s', 'ours/bare'],
+      result.throughput.map((r) => [
+        r.store,
+        String(r.sessions),
+        String(r.steps),
+        String(r.stepsPerSecond),
+        String(r.bareWritesPerSecond),
+        x(r.ratio),
+      ]),
+    ),
+  )
+
+  out.push('', '### 4. Peers on the same PostgreSQL: one memoized step with the same small value', '')
+  out.push(
+    table(
+      ['contender', 'status', 'ms/step (p90)', 'ratio to ours', 'queries/step', 'what is timed'],
+      result.peers.map((p) => [
+        p.name,
+        p.status === 'ok' ? 'ok' : `blocked: ${p.error}`,
+        p.step ? ms(p.step) : '—',
+        x(p.ratioToOurs),
+        p.requestsPerStep === undefined ? '—' : String(p.requestsPerStep),
+        p.what,
+      ]),
+    ),
+  )
+
+  if (result.failures.length > 0) {
+    out.push('', '### Failures', '')
+    out.push(
+      table(
+        ['section', 'store', 'error'],
+        result.failures.map((f) => [f.section, f.store ?? '', f.error]),
+      ),
+    )
+  }
+  return `${out.join('\n')}\n`
+}
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, '\\|').replace(/\n/g, ' ')).join(' | ')} |`
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n')
+}
+
+const fixed = (value: number, digits = 3) => (Number.isFinite(value) ? value.toFixed(digits) : '—')
+const ms = (t: Timing) => `${fixed(t.medianMs)} (${fixed(t.p90Ms)})`
+const x = (value: number | null) => (value === null ? '—' : `${value.toFixed(2)}×`)
