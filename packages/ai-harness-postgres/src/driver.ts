@@ -13,9 +13,16 @@ interface QueryResultLike {
   rows: any[]
 }
 
+/** pg's query config: a `name` makes the server parse and plan the statement once per connection. */
+interface NamedQuery {
+  name: string
+  text: string
+  values?: any[]
+}
+
 /** A `pg` Pool (node-postgres): queries run on any pooled connection. */
 export interface PgPoolLike {
-  query(text: string, values?: any[]): Promise<QueryResultLike>
+  query(text: string | NamedQuery, values?: any[]): Promise<QueryResultLike>
   connect(): Promise<PgPoolClientLike>
   end(): Promise<void>
   readonly totalCount: number
@@ -23,13 +30,13 @@ export interface PgPoolLike {
 
 /** A connection checked out of a `pg` Pool. */
 export interface PgPoolClientLike {
-  query(text: string, values?: any[]): Promise<QueryResultLike>
+  query(text: string | NamedQuery, values?: any[]): Promise<QueryResultLike>
   release(error?: Error | boolean): void
 }
 
 /** A single `pg` Client (already connected), or a PoolClient the app keeps. */
 export interface PgClientLike {
-  query(text: string, values?: any[]): Promise<QueryResultLike>
+  query(text: string | NamedQuery, values?: any[]): Promise<QueryResultLike>
   end(): Promise<void>
 }
 
@@ -63,6 +70,23 @@ const isPool = (client: PostgresClient): client is PgPoolLike =>
 const rowsOf = async (result: Promise<QueryResultLike>): Promise<Row[]> => (await result).rows as Row[]
 const params = (values?: readonly unknown[]) => (values === undefined ? undefined : [...values])
 
+/**
+ * Every statement with parameters goes to pg as a named (prepared) statement, so the
+ * server parses and plans it once per connection instead of on every step. The name is
+ * a hash of the text: the store's statements embed the schema, so each schema gets its own.
+ */
+const named = (text: string, values?: readonly unknown[]): string | NamedQuery =>
+  values === undefined ? text : { name: `ah_${fnv1a(text)}`, text, values: [...values] }
+
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(36) + text.length.toString(36)
+}
+
 /** Wraps whichever client the app passed. */
 export function createDriver(client: PostgresClient): Driver {
   if (isPGlite(client)) return pgliteDriver(client)
@@ -83,10 +107,10 @@ function pgliteDriver(db: PGliteLike): Driver {
 function poolDriver(pool: PgPoolLike): Driver {
   return {
     kind: 'pg-pool',
-    query: (text, values) => rowsOf(pool.query(text, params(values))),
+    query: (text, values) => rowsOf(pool.query(named(text, values))),
     async transaction(fn) {
       const connection = await pool.connect()
-      const tx: Queryable = { query: (text, values) => rowsOf(connection.query(text, params(values))) }
+      const tx: Queryable = { query: (text, values) => rowsOf(connection.query(named(text, values))) }
       try {
         const result = await inTransaction(tx, fn)
         connection.release()
@@ -111,7 +135,7 @@ function clientDriver(client: PgClientLike): Driver {
     tail = run.catch(() => undefined)
     return run
   }
-  const direct: Queryable = { query: (text, values) => rowsOf(client.query(text, params(values))) }
+  const direct: Queryable = { query: (text, values) => rowsOf(client.query(named(text, values))) }
   return {
     kind: 'pg-client',
     query: (text, values) => serial(() => direct.query(text, values)),

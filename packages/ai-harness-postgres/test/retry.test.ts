@@ -171,13 +171,16 @@ describe('a single pg Client', () => {
     const client = new pg.Client(pgConfig())
     await client.connect()
     const texts: string[] = []
+    const named: string[] = []
     const name = freshSchema('client')
     try {
       const store = postgresStore({
         client: {
-          query: (text: string, values?: unknown[]) => {
+          query: (query: string | { text: string; name?: string }, values?: unknown[]) => {
+            const text = typeof query === 'string' ? query : query.text
             texts.push(text.trim().split(/\s+/)[0]!)
-            return client.query(text, values)
+            if (typeof query !== 'string') named.push(query.name ?? '')
+            return client.query(query as string, values)
           },
           end: () => client.end(),
         },
@@ -186,8 +189,12 @@ describe('a single pg Client', () => {
       await store.migrate()
       await store.append('a', 1, [{ type: 't' }])
       texts.length = 0
+      named.length = 0
       await Promise.all([store.delete('a'), store.append('b', 1, [{ type: 't' }]), store.read('b')])
       expect(texts).toEqual(['BEGIN', 'DELETE', 'WITH', 'COMMIT', 'WITH', 'SELECT'])
+      // Statements with parameters are prepared once per connection (named), not parsed on every step.
+      expect(named.length).toBe(4)
+      expect(named.every((n) => /^ah_[0-9a-z]+$/.test(n))).toBe(true)
       expect(await store.read('a')).toEqual([])
       expect(await store.read('b')).toHaveLength(1)
     } finally {

@@ -28,7 +28,7 @@ export interface SessionState {
   /** Every tool call the model made, by id. */
   toolCalls: Map<string, LoggedToolCall & { turnId: string }>
   /** The turn that started and neither finished nor was cancelled: a cut turn, or one in flight. */
-  openTurn: { turnId: string; lastAssistant: AssistantRecord | undefined } | undefined
+  openTurn: { turnId: string; lastAssistant: AssistantRecord | undefined; callIds: string[] } | undefined
   turns: number
   /** Wake times of durable sleeps, by tool call id, then step name. */
   sleeps: Map<string, Map<string, number>>
@@ -106,12 +106,15 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     }
     case 'harness.turn.started':
       state.turns++
-      state.openTurn = { turnId: String(record.turnId), lastAssistant: undefined }
+      state.openTurn = { turnId: String(record.turnId), lastAssistant: undefined, callIds: [] }
       for (const m of record.messages as LoggedMessage[]) state.messages.push({ ...m })
       break
     case 'harness.assistant': {
       const assistant = record as unknown as AssistantRecord
-      if (state.openTurn) state.openTurn.lastAssistant = assistant
+      if (state.openTurn) {
+        state.openTurn.lastAssistant = assistant
+        for (const call of assistant.toolCalls) state.openTurn.callIds.push(call.id)
+      }
       const message: FoldedMessage = { role: 'assistant', content: assistant.text === '' ? null : assistant.text }
       if (assistant.toolCalls.length > 0) {
         message.toolCalls = assistant.toolCalls.map((c) => ({
@@ -143,8 +146,8 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     case 'harness.turn.cancelled':
       // A call of an ended turn without a logged result must never look pending to chat(),
       // or the next turn would run it again.
-      for (const [id, call] of state.toolCalls) {
-        if (call.turnId === record.turnId && !state.results.has(id) && !state.closedCalls.has(id)) {
+      for (const id of state.openTurn?.callIds ?? []) {
+        if (!state.results.has(id) && !state.closedCalls.has(id)) {
           state.closedCalls.add(id)
           state.messages.push({
             role: 'tool',
