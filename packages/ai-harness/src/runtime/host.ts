@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
-import { readAll } from '../contract/read-all.js'
 import { systemClock } from '../contract/clock.js'
 import type { Clock, HarnessStore, Lease } from '../contract/types.js'
 import { findNonJson, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import type { Harness } from './harness.js'
 import type { AnswerRecord } from './records.js'
-import { foldLog, questionId } from './session-fold.js'
+import { questionId, readAndFold } from './session-fold.js'
 import { openSession, type Session } from './session.js'
 
 export interface HostOptions {
@@ -97,7 +96,7 @@ export function createHost(options: HostOptions): Host {
       let lease: Lease | undefined
       if (store.leases) lease = await store.leases.acquire(sessionId, hostId, leaseMs)
       try {
-        const state = foldLog(await readAll(store, sessionId))
+        const state = await readAndFold(store, sessionId)
         const session = await openSession({
           store,
           harness: pick(openOptions.harness, state.harness),
@@ -127,7 +126,7 @@ export function createHost(options: HostOptions): Host {
     },
     async answer({ sessionId, questionId: id, answer }) {
       for (let attempt = 0; attempt < 5; attempt++) {
-        const state = foldLog(await readAll(store, sessionId))
+        const state = await readAndFold(store, sessionId)
         const question = state.questions.get(id)
         if (!question) {
           throw new HarnessError(

@@ -1,4 +1,4 @@
-import type { LogEntry, LogRecord } from '../contract/types.js'
+import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
 import type { JsonValue } from '../json/json-types.js'
 import type { AnswerRecord, AskRecord, AssistantRecord, LoggedMessage, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
 
@@ -137,6 +137,9 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     case 'harness.tool.result': {
       const result = record as unknown as ToolResultRecord
       state.results.set(result.toolCallId, result)
+      // A settled call never reads its steps again (its logged result answers): keep memory flat over long sessions.
+      state.steps.delete(result.toolCallId)
+      state.sleeps.delete(result.toolCallId)
       state.parked.delete(result.toolCallId)
       state.notStarted.delete(result.toolCallId)
       state.messages.push({ role: 'tool', toolCallId: result.toolCallId, content: toolMessageContent(result.result) })
@@ -166,6 +169,21 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
 export function foldLog(entries: readonly LogEntry[], state = emptyState()): SessionState {
   for (const entry of entries) applyEntry(state, entry)
   return state
+}
+
+/**
+ * Folds a session's log page by page as it is read, so opening a long session never
+ * holds more than one page of raw entries besides the state itself.
+ */
+export async function readAndFold(store: HarnessStore, logId: string, pageSize = 1000): Promise<SessionState> {
+  const state = emptyState()
+  let after = 0
+  for (;;) {
+    const page = await store.read(logId, { after, limit: pageSize })
+    for (const entry of page) applyEntry(state, entry)
+    if (page.length < pageSize) return state
+    after = page[page.length - 1]!.seq
+  }
 }
 
 /** Tool calls of the open turn's last batch that have no logged result yet. */

@@ -1,0 +1,42 @@
+import { memoryStore } from '@tanstack/ai-harness-memory'
+import { describe, expect, it } from 'vitest'
+import { foldLog, type LogRecord, readAndFold } from '../../src/index.js'
+
+const turn = (n: number): LogRecord[] => [
+  { type: 'harness.turn.started', turnId: `t${n}`, messages: [{ role: 'user', content: `go ${n}` }], at: n, host: 'h', fence: 1 },
+  { type: 'harness.assistant', turnId: `t${n}`, text: '', toolCalls: [{ id: `c${n}`, name: 'tool', arguments: '{}' }] },
+  { type: 'harness.step', toolCallId: `c${n}`, name: 'one', value: { n } },
+  { type: 'harness.tool.result', toolCallId: `c${n}`, toolName: 'tool', ok: true, result: { n }, cut: false },
+  { type: 'harness.assistant', turnId: `t${n}`, text: `done ${n}`, toolCalls: [] },
+  { type: 'harness.turn.finished', turnId: `t${n}`, at: n },
+]
+
+describe('folding a session log', () => {
+  it('page by page gives the same state as folding the whole log at once', async () => {
+    const store = memoryStore()
+    const records: LogRecord[] = [{ type: 'harness.session.opened', harness: 'h', at: 0, parent: null }]
+    for (let n = 0; n < 7; n++) records.push(...turn(n))
+    await store.append('s', 1, records)
+    const paged = await readAndFold(store, 's', 4)
+    const whole = foldLog(await store.read('s'))
+    expect(paged.nextSeq).toBe(records.length + 1)
+    expect(paged.messages).toEqual(whole.messages)
+    expect(paged.messages).toHaveLength(7 * 4)
+    expect(paged.openTurn).toBeUndefined()
+  })
+
+  it('keeps no steps of settled calls, so memory does not grow with finished work', async () => {
+    const store = memoryStore()
+    await store.append('s', 1, [{ type: 'harness.session.opened', harness: 'h', at: 0, parent: null }, ...turn(1), ...turn(2).slice(0, 3)])
+    const state = await readAndFold(store, 's')
+    expect([...state.steps.keys()]).toEqual(['c2'])
+    expect(state.openTurn?.turnId).toBe('t2')
+  })
+
+  it('gives a call of an ended turn that has no result a closing tool message, so it never looks pending', () => {
+    const records = turn(1).filter((r) => r.type !== 'harness.tool.result')
+    const state = foldLog(records.map((record, i) => ({ seq: i + 1, record })))
+    expect(state.messages.filter((m) => m.role === 'tool')).toHaveLength(1)
+    expect(state.closedCalls.has('c1')).toBe(true)
+  })
+})
