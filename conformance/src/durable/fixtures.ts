@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
 import { createHost, type Harness, type HarnessStore, type Host, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
-import { type CrashableStore, crashable, type Script, scriptedText } from '@tanstack/ai-harness/testing'
+import {
+  type CrashableStore,
+  crashable,
+  drain,
+  runUntilCrash as runStreamUntilCrash,
+  type Script,
+  scriptedText,
+} from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import type { CaseContext } from '../case.js'
 
@@ -52,35 +59,11 @@ export async function startProcess(context: CaseContext, harness: Harness, name:
   return { store, host }
 }
 
-/** Reads a stream to its end. */
-export async function drain(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
-  const chunks: StreamChunk[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  return chunks
-}
+export { drain }
 
-/**
- * Runs a stream until its process crashes. The crashed run hangs forever (as a killed
- * process would), so this waits for the crash flag, yielding to the event loop; it
- * fails if the stream ends or throws first.
- */
-export async function runUntilCrash(proc: Proc, stream: AsyncIterable<StreamChunk>, what: string): Promise<void> {
-  let outcome: string | undefined
-  drain(stream).then(
-    () => {
-      outcome = 'ended'
-    },
-    (error: unknown) => {
-      outcome = `threw ${String(error)}`
-    },
-  )
-  const deadline = Date.now() + 60_000
-  while (!proc.store.crashed) {
-    if (outcome) assert.fail(`${what}: the run ${outcome} before the crash point`)
-    if (Date.now() > deadline) assert.fail(`${what}: the crash point was never reached`)
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-}
+/** Runs a stream until its process crashes; fails if it ends or throws first. */
+export const runUntilCrash = (proc: Proc, stream: AsyncIterable<StreamChunk>, what: string) =>
+  runStreamUntilCrash(proc.store, stream, { what })
 
 /** A scripted model that calls `checkout` for the order in the prompt, then answers. */
 export function checkoutModel(): ReturnType<typeof scriptedText> {

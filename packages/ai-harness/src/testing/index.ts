@@ -6,3 +6,4 @@ export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapt
 export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scripted-adapter.js'
 export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
+export { drain, runUntilCrash } from './streams.js'

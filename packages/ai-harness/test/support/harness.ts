@@ -4,20 +4,18 @@ import {
   type CrashableStore,
   crashable,
   createManualClock,
+  drain,
   type ManualClock,
+  runUntilCrash as runStreamUntilCrash,
   type ScriptedTextAdapter,
   scriptedText,
 } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 
 export const LEASE_MS = 30_000
+export { drain }
 
 /** Reads a stream to its end. */
-export async function drain(stream: AsyncIterable<StreamChunk>): Promise<StreamChunk[]> {
-  const chunks: StreamChunk[] = []
-  for await (const chunk of stream) chunks.push(chunk)
-  return chunks
-}
 
 /** The `code` of what `run` throws or rejects with, or 'none' when it succeeds. */
 export async function codeOf(run: () => unknown): Promise<string> {
@@ -77,27 +75,9 @@ export function createWorld(): World {
   }
 }
 
-/**
- * Runs a stream until its machine crashes. A crashed run hangs forever, as a killed
- * process would; this waits for the crash and fails if the stream ends or throws first.
- */
-export async function runUntilCrash(machine: Machine, stream: AsyncIterable<StreamChunk>): Promise<void> {
-  let outcome: string | undefined
-  drain(stream).then(
-    () => {
-      outcome = 'ended'
-    },
-    (error: unknown) => {
-      outcome = `threw ${String(error)}`
-    },
-  )
-  const deadline = Date.now() + 20_000
-  while (!machine.store.crashed) {
-    if (outcome) throw new Error(`The run ${outcome} before the crash point.`)
-    if (Date.now() > deadline) throw new Error('The crash point was never reached.')
-    await new Promise((resolve) => setTimeout(resolve, 1))
-  }
-}
+/** Runs a stream until its machine crashes (see runUntilCrash in @tanstack/ai-harness/testing). */
+export const runUntilCrash = (machine: Machine, stream: AsyncIterable<StreamChunk>) =>
+  runStreamUntilCrash(machine.store, stream, { timeoutMs: 20_000 })
 
 export const isStepNamed =
   (name: string) =>
