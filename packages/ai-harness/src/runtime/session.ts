@@ -279,6 +279,14 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       return run(async function* (control) {
         if (state.openTurn) {
           yield* recover(control)
+          const waiting = parkedCall(state)
+          if (state.openTurn && waiting) {
+            // Dropping the prompt silently would lose it: say what the turn waits for.
+            throw new HarnessError(
+              'SESSION_BUSY',
+              `The session's open turn waits (${waiting.reason === 'ask' ? 'for an answer to its question' : waiting.reason === 'sleep' ? 'in a durable sleep' : 'for a child agent'}). Answer the question, let a worker resume it, or cancel the turn (session.cancel()) before sending a new prompt.`,
+            )
+          }
           if (state.openTurn) return
         }
         const turnId = randomUUID()

@@ -1,0 +1,45 @@
+import { toolDefinition } from '@tanstack/ai'
+import { defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { scriptedText } from '@tanstack/ai-harness/testing'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { codeOf, createWorld, drain, recordsOf } from '../support/harness.js'
+
+const asker = () =>
+  defineHarness({
+    name: 'asker',
+    adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'Done.')),
+    tools: [
+      durableTool(toolDefinition({ name: 'confirm', description: 'Asks a person', inputSchema: z.object({}) }), async (_args, { step }) => {
+        const answer = await step.ask({ name: 'ok', message: 'Proceed?', schema: z.object({ ok: z.boolean() }) })
+        return answer.ok ? 'yes' : 'no'
+      }),
+    ],
+  })
+
+describe('a session whose turn waits for a person', () => {
+  it('refuses a new prompt with SESSION_BUSY instead of dropping it, and writes nothing', async () => {
+    const world = createWorld()
+    const { host } = world.start(asker(), 'host')
+    const chunks = await drain((await host.open({ sessionId: 'ask' })).send('go'))
+    expect(chunks.some((c) => (c as { name?: string }).name === HARNESS_EVENTS.question)).toBe(true)
+    const again = await host.open({ sessionId: 'ask' })
+    const before = (await again.entries()).length
+    expect(await codeOf(() => drain(again.send('hello?')))).toBe('SESSION_BUSY')
+    expect((await again.entries()).length).toBe(before)
+    expect(again.parked?.reason).toBe('ask')
+  })
+
+  it('takes a new prompt after the waiting turn is cancelled', async () => {
+    const world = createWorld()
+    const { host } = world.start(asker(), 'host')
+    await drain((await host.open({ sessionId: 'ask' })).send('go'))
+    const again = await host.open({ sessionId: 'ask' })
+    await again.cancel('changed my mind')
+    await drain(again.send('go'))
+    const entries = await again.entries()
+    expect(recordsOf(entries, 'harness.turn.cancelled')).toHaveLength(1)
+    expect(recordsOf(entries, 'harness.turn.started')).toHaveLength(2)
+    expect(recordsOf(entries, 'harness.ask')).toHaveLength(2)
+  })
+})
