@@ -86,7 +86,8 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     clock,
     secrets: new Map(Object.entries(args.secrets)),
     maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
-    parkAfterMs: harness.options.parkAfterMs ?? 5_000,
+    // Without wakeups nobody would wake a parked sleep: then every sleep waits in the process.
+    parkAfterMs: store.wakeups ? (harness.options.parkAfterMs ?? 5_000) : Number.POSITIVE_INFINITY,
     openChild: args.openChild,
   }
   if (state.nextSeq === 1) {

@@ -1,5 +1,5 @@
 import { toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { createHost, defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -41,5 +41,30 @@ describe('a session whose turn waits for a person', () => {
     expect(recordsOf(entries, 'harness.turn.cancelled')).toHaveLength(1)
     expect(recordsOf(entries, 'harness.turn.started')).toHaveLength(2)
     expect(recordsOf(entries, 'harness.ask')).toHaveLength(2)
+  })
+})
+
+describe('step.sleep on a store without wakeups', () => {
+  it('waits in the process instead of parking, since no worker could wake it', async () => {
+    const world = createWorld()
+    const napper = defineHarness({
+      name: 'napper',
+      parkAfterMs: 0,
+      adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'nap', args: {} }] } : 'Rested.')),
+      tools: [
+        durableTool(toolDefinition({ name: 'nap', description: 'Sleeps', inputSchema: z.object({}) }), async (_args, { step }) => {
+          await step.sleep('nap', 20)
+          return 'awake'
+        }),
+      ],
+    })
+    const { store } = world.start(napper, 'host')
+    const host = createHost({ store: { ...store, wakeups: undefined }, harnesses: napper, clock: world.clock })
+    const session = await host.open({ sessionId: 'nap' })
+    const chunks = await drain(session.send('sleep'))
+    expect(chunks.some((c) => (c as { name?: string }).name === HARNESS_EVENTS.parked)).toBe(false)
+    const entries = await session.entries()
+    expect(recordsOf(entries, 'harness.sleep')).toHaveLength(1)
+    expect(recordsOf(entries, 'harness.turn.finished')).toHaveLength(1)
   })
 })
