@@ -128,9 +128,15 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       : undefined
   renewTimer?.unref()
 
+  let released = false
   const guard = () => {
-    if (status === 'closed')
-      throw new HarnessError('INVALID_ARGUMENT', 'This session is closed; open it again with host.open({ sessionId }).')
+    if (status === 'closed' || released)
+      throw new HarnessError(
+        'INVALID_ARGUMENT',
+        status === 'parked'
+          ? 'This session parked and let its lease go (it waits for a wake time or an answer); open it again with host.open({ sessionId }) to drive it.'
+          : 'This session is closed; open it again with host.open({ sessionId }).',
+      )
     if (lost) throw lost
     if (leaseLost) throw leaseLost
     if (running)
@@ -256,6 +262,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
   }
 
   const release = async () => {
+    released = true
     if (renewTimer) clearInterval(renewTimer)
     const held = lease
     lease = undefined

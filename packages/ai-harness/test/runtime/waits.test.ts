@@ -30,6 +30,20 @@ describe('a session whose turn waits for a person', () => {
     expect(again.parked?.reason).toBe('ask')
   })
 
+  it('a session object that parked let its lease go: it refuses to drive the session until opened again', async () => {
+    const world = createWorld()
+    const { host } = world.start(asker(), 'host')
+    const session = await host.open({ sessionId: 'ask' })
+    await drain(session.send('go'))
+    expect(session.status).toBe('parked')
+    const before = (await session.entries()).length
+    expect(await codeOf(() => drain(session.resume()))).toBe('INVALID_ARGUMENT')
+    expect((await session.entries()).length).toBe(before)
+    const other = world.start(asker(), 'other-host').host
+    const reopened = await other.open({ sessionId: 'ask' })
+    expect(reopened.parked?.reason).toBe('ask')
+  })
+
   it('takes a new prompt after the waiting turn is cancelled', async () => {
     const world = createWorld()
     const { host } = world.start(asker(), 'host')
