@@ -255,7 +255,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       assertLogId(logId)
       const after = Math.max(0, Math.floor(readOptions.after ?? 0))
       const limit = readOptions.limit === undefined ? null : Math.max(0, Math.floor(readOptions.limit))
-      const rows = await run('read', () => driver.query(sql.read, [logId, after, limit]))
+      const last = limit === null ? Number.MAX_SAFE_INTEGER : after + limit
+      const rows = await run('read', () => driver.query(sql.read, [logId, after, last, limit]))
       return rows.map((row) => ({ seq: Number(row.seq), record: JSON.parse(String(row.record)) as LogRecord }))
     },
 

@@ -110,11 +110,16 @@ SELECT (SELECT next_seq FROM head) AS next_seq, (SELECT count(*) FROM written) A
     nextSeq: `SELECT next_seq FROM ${t.logs} WHERE log_id = $1::text`,
 
     /** $1 log id, $2 after, $3 limit (null: no limit). */
+    /**
+     * Read a page. $1 log id, $2 after, $3 last seq wanted, $4 limit. Seqs are dense, so the
+     * page is exactly the range ($2, $3]: bounding it on both sides keeps the plan a short
+     * index range scan, also where the planner has no statistics (PGlite never analyzes).
+     */
     read: `
 SELECT seq, record FROM ${t.entries}
-WHERE log_id = $1::text AND seq > $2::bigint
+WHERE log_id = $1::text AND seq > $2::bigint AND seq <= $3::bigint
 ORDER BY seq
-LIMIT $3::bigint`,
+LIMIT $4::bigint`,
 
     /**
      * Delete, first of two statements in one transaction. $1 log id.
