@@ -39,6 +39,12 @@ const CACHE_ENTRIES = 10_000
 /** Batch bodies kept for re-reads: at most 256 of at most 64 KiB each, 16 MiB in all. */
 const BODY_CACHE_ENTRIES = 256
 const BODY_CACHE_MAX_CHARS = 64 * 1024
+/**
+ * A read fetches batches in parallel windows of at most this many listed bytes (and at least
+ * one batch): small batches still go eight at a time, but a page of large batches does not
+ * download seven more objects than it needs.
+ */
+const READ_WINDOW_BYTES = 256 * 1024
 
 /** A Map that forgets its oldest entries past `max`: the caches only save requests. */
 function boundedMap<K, V>(max: number): Map<K, V> {
@@ -81,6 +87,9 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   const tails = boundedMap<string, Tail>(CACHE_ENTRIES)
   const metas = boundedMap<string, BatchMeta & { etag: string }>(CACHE_ENTRIES)
   const bodies = boundedMap<string, StoredText>(BODY_CACHE_ENTRIES)
+  // Per log: the last batch a read consumed whole, so the next page lists from there, not
+  // from the start (a paged read of a long log would otherwise list it once per page).
+  const readHints = boundedMap<string, { batch: number; etag: string; end: number }>(CACHE_ENTRIES)
 
   async function listBatches(logId: string, startAfter?: string): Promise<ListedBatch[]> {
     const found: ListedBatch[] = []
@@ -176,16 +185,27 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     }
   }
 
+  /** The batches that may hold seqs after `after`, and the last seq before the first of them. */
+  async function batchesFrom(logId: string, after: number): Promise<{ listed: ListedBatch[]; before: number }> {
+    const hint = readHints.get(logId)
+    if (hint && hint.end <= after && hint.batch > 1) {
+      const listed = await listBatches(logId, keys.batch(logId, hint.batch - 1))
+      // The hinted batch must still be there, unchanged; else the log was deleted and begun again.
+      if (listed[0]?.batch === hint.batch && listed[0].etag === hint.etag) return { listed: listed.slice(1), before: hint.end }
+    }
+    return { listed: await listBatches(logId), before: 0 }
+  }
+
   async function readOnce(logId: string, after: number, limit: number): Promise<LogEntry[] | undefined> {
-    const listed = await listBatches(logId)
+    const { listed, before } = await batchesFrom(logId, after)
     if (listed.length === 0) {
-      tails.set(logId, { batch: 0, nextSeq: 1, etag: undefined })
+      if (before === 0) tails.set(logId, { batch: 0, nextSeq: 1, etag: undefined })
       return []
     }
-    // The first batch that ends past `after`. Batch i (0-based) starts at seq >= i+1, so
-    // it is at index <= after; the metas of a tail reader are cached, so this is cheap.
+    // The first batch that ends past `after`. Batch i (0-based) of the listing starts at seq
+    // >= before+i+1, so it is at index <= after-before; metas are cached, so this is cheap.
     let lo = 0
-    let hi = Math.min(listed.length - 1, after)
+    let hi = Math.max(0, Math.min(listed.length - 1, after - before))
     while (lo < hi) {
       const mid = (lo + hi) >> 1
       const meta = await metaOf(listed[mid]!)
@@ -196,12 +216,19 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     const entries: LogEntry[] = []
     let expected: number | undefined
     for (let start = lo; start < listed.length && entries.length < limit; ) {
-      // Every batch holds at least one record: never fetch more batches than records still wanted.
-      const size = Math.max(1, Math.min(readConcurrency, limit - entries.length))
+      // Every batch holds at least one record: never fetch more batches than records still wanted,
+      // and never more bytes than a window (one batch at least).
+      const most = Math.max(1, Math.min(readConcurrency, limit - entries.length))
+      let size = 1
+      let bytes = listed[start]!.size
+      while (size < most && start + size < listed.length && bytes + listed[start + size]!.size <= READ_WINDOW_BYTES) {
+        bytes += listed[start + size]!.size
+        size++
+      }
       const window = listed.slice(start, start + size)
       start += size
       const batches = await mapBounded(window, readConcurrency, fetchBatch)
-      for (const batch of batches) {
+      for (const [i, batch] of batches.entries()) {
         if (!batch) return undefined
         if (expected !== undefined && batch.seq !== expected) return undefined
         expected = batch.seq + batch.count
@@ -209,6 +236,8 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
           const seq = batch.seq + i
           if (seq > after && entries.length < limit) entries.push({ seq, record })
         })
+        const end = batch.seq + batch.count - 1
+        if (end <= (entries.at(-1)?.seq ?? after)) readHints.set(logId, { batch: window[i]!.batch, etag: window[i]!.etag, end })
       }
       const last = listed[listed.length - 1]!
       // A read that reached the end primes the tail: the next append is one PUT.
@@ -220,6 +249,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   /** Deletes the log's batches, newest first, so an interrupted delete leaves a shorter valid log. */
   async function deleteLog(logId: string): Promise<void> {
     tails.delete(logId)
+    readHints.delete(logId)
     const listed = await listBatches(logId)
     for (const item of listed) {
       metas.delete(item.key)

@@ -19,6 +19,8 @@ export interface StoredText {
 export interface Listed {
   readonly key: string
   readonly etag: string
+  /** Bytes of the object, as listed. */
+  readonly size: number
 }
 
 export type RetrySettings = Omit<RetryOptions, 'isTransient'>
@@ -91,7 +93,7 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
           ),
         )
         const page: Listed[] = []
-        for (const item of out.Contents ?? []) if (item.Key) page.push({ key: item.Key, etag: item.ETag ?? '' })
+        for (const item of out.Contents ?? []) if (item.Key) page.push({ key: item.Key, etag: item.ETag ?? '', size: item.Size ?? 0 })
         yield page
         token = out.IsTruncated ? out.NextContinuationToken : undefined
       } while (token)
