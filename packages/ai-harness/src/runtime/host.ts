@@ -7,7 +7,7 @@ import { findNonJson, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import type { Harness } from './harness.js'
 import type { AnswerRecord } from './records.js'
-import { questionId, readAndFold } from './session-fold.js'
+import { readAndFold } from './session-fold.js'
 import { openSession, type Session } from './session.js'
 
 export interface HostOptions {
@@ -176,4 +176,3 @@ export function createHost(options: HostOptions): Host {
   return host
 }
 
-export { questionId }

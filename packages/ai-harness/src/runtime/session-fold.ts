@@ -198,8 +198,3 @@ export function parkedCall(state: SessionState): ParkedRecord | undefined {
   for (const parked of state.parked.values()) if (!state.results.has(parked.toolCallId)) return parked
   return undefined
 }
-
-/** A question of the session still without an answer. */
-export function openQuestions(state: SessionState): AskRecord[] {
-  return [...state.questions.values()].filter((q) => q.answer === undefined && !state.results.has(q.ask.toolCallId)).map((q) => q.ask)
-}
