@@ -68,7 +68,8 @@ describe('a durable tool in plain chat()', () => {
       return 'ok'
     })
     await runPlainChat(tool)
-    expect(elapsed).toBeGreaterThanOrEqual(duration)
+    // Node's timers may fire up to 1 ms early against Date.now(); returning at once would be ~0 ms.
+    expect(elapsed).toBeGreaterThanOrEqual(duration - 1)
   })
 
   it('step.ask throws NOT_IN_DURABLE_SESSION', async () => {
