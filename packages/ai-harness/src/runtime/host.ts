@@ -175,4 +175,3 @@ export function createHost(options: HostOptions): Host {
   }
   return host
 }
-

@@ -213,6 +213,12 @@ export class ToolCallRun {
     }
     await this.session.writer.append([record, ...this.#records])
   }
+
+  /** Records the outcome without the app records (they were part of what did not fit). */
+  async settleAlone(ok: boolean, result: JsonValue): Promise<void> {
+    this.#records.length = 0
+    await this.settle(ok, result)
+  }
 }
 
 /** The value `chat()` makes of a tool's return value, so the log keeps what the model saw. */
@@ -299,8 +305,22 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
       try {
         await call.settle(ok, seen)
       } catch (caught) {
-        onFatal(caught)
-        throw caught
+        if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
+          onFatal(caught)
+          throw caught
+        }
+        // A result (or its records) over the store's limits must not stop the turn: the
+        // model gets a tool error it can act on, and the log keeps that error alone.
+        ok = false
+        seen = {
+          error: `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+        }
+        try {
+          await call.settleAlone(false, seen)
+        } catch (again) {
+          onFatal(again)
+          throw again
+        }
       }
       if (!ok) throw new Error((seen as { error: string }).error)
       return seen
