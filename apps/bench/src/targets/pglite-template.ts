@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 
 /**
- * A fresh PGlite runs initdb in WASM, about 8 seconds here; reopening a folder takes
- * under one. So the first run makes an empty database once, under `.data/` (ignored by
+ * A fresh PGlite runs initdb in WASM, 2–3 seconds here; reopening a folder takes about
+ * 0.2 s. So the first run makes an empty database once, under `.data/` (ignored by
  * git), and every run copies it. Named for the pinned PGlite version, whose on-disk
  * format it is.
  */
