@@ -39,6 +39,8 @@ const CACHE_ENTRIES = 10_000
 /** Batch bodies kept for re-reads: at most 256 of at most 64 KiB each, 16 MiB in all. */
 const BODY_CACHE_ENTRIES = 256
 const BODY_CACHE_MAX_CHARS = 64 * 1024
+/** Larger bodies: only the last few, at most 4 of at most the store's batch limit (1 MiB by default). */
+const LARGE_BODY_CACHE_ENTRIES = 4
 /**
  * A read fetches batches in parallel windows of at most this many listed bytes (and at least
  * one batch): small batches still go eight at a time, but a page of large batches does not
@@ -87,6 +89,9 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   const tails = boundedMap<string, Tail>(CACHE_ENTRIES)
   const metas = boundedMap<string, BatchMeta & { etag: string }>(CACHE_ENTRIES)
   const bodies = boundedMap<string, StoredText>(BODY_CACHE_ENTRIES)
+  // The few large batches read last: a paged read of big batches meets the batch holding a
+  // page's first seq twice (end of one page, start of the next); without this it downloads it twice.
+  const largeBodies = boundedMap<string, StoredText>(LARGE_BODY_CACHE_ENTRIES)
   // Per log: the last batch a read consumed whole, so the next page lists from there, not
   // from the start (a paged read of a long log would otherwise list it once per page).
   const readHints = boundedMap<string, { batch: number; etag: string; end: number }>(CACHE_ENTRIES)
@@ -103,7 +108,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   }
 
   async function fetchBatch(item: ListedBatch): Promise<Batch | undefined> {
-    const cached = bodies.get(item.key)
+    const cached = bodies.get(item.key) ?? largeBodies.get(item.key)
     // Batch objects never change in place, so a body under the listed ETag is current.
     // Kept as text and parsed per read: callers may mutate what they get.
     const stored = cached && cached.etag === item.etag ? cached : await io.get(item.key)
@@ -111,6 +116,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     const batch = parseBatch(stored.body, item.key)
     metas.set(item.key, { seq: batch.seq, count: batch.count, etag: stored.etag })
     if (stored.body.length <= BODY_CACHE_MAX_CHARS) bodies.set(item.key, stored)
+    else largeBodies.set(item.key, stored)
     return batch
   }
 
@@ -254,6 +260,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     for (const item of listed) {
       metas.delete(item.key)
       bodies.delete(item.key)
+      largeBodies.delete(item.key)
     }
     const newestFirst = listed.map((item) => item.key).reverse()
     for (let i = 0; i < newestFirst.length; i += 1000) await io.deleteMany(newestFirst.slice(i, i + 1000))
