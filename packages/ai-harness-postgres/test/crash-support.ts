@@ -4,9 +4,11 @@
  * seed's checkout tool on top of it.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
+import { toolDefinition } from '@tanstack/ai'
 import { defineHarness, durableTool, type Harness } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import type pg from 'pg'
+import { z } from 'zod'
 
 /** The session ids of one run, and the order each one checks out. */
 export const sessionIdOf = (i: number) => `order-session-${i}`
@@ -122,35 +124,14 @@ export type ReceiptRecord = {
   toolCallId: string
 }
 
-/**
- * The tool definition, built by hand: this package does not depend on `@tanstack/ai`
- * itself (only through `@tanstack/ai-harness`), so `toolDefinition` cannot be imported
- * here. The shape is what `toolDefinition` returns; a plain JSON Schema is a valid
- * `inputSchema` for TanStack AI (it is sent to the model and not parsed).
- */
-function checkoutDefinition(): Parameters<typeof durableTool>[0] {
-  const config = {
-    name: 'checkout',
-    description: 'Charge an order and send the invoice',
-    inputSchema: {
-      type: 'object',
-      properties: { orderId: { type: 'string' } },
-      required: ['orderId'],
-      additionalProperties: false,
-    },
-  }
-  return {
-    __toolSide: 'definition',
-    ...config,
-    server: (execute: unknown) => ({ __toolSide: 'server', ...config, execute }),
-    client: (execute: unknown) => ({ __toolSide: 'client', ...config, execute }),
-  } as unknown as Parameters<typeof durableTool>[0]
-}
-
 /** The seed's checkout harness: a scripted model calls `checkout` for the order in the prompt, then answers. */
 export function checkoutHarness(billing: PgBilling): Harness {
-  const checkout = durableTool(checkoutDefinition(), async (args, { step, append, toolCallId }) => {
-    const { orderId } = args as { orderId: string }
+  const definition = toolDefinition({
+    name: 'checkout',
+    description: 'Charge an order and send the invoice',
+    inputSchema: z.object({ orderId: z.string() }),
+  })
+  const checkout = durableTool(definition, async ({ orderId }, { step, append, toolCallId }) => {
     const payment = await step.do(`charge:${orderId}`, ({ idempotencyKey }) => billing.charge(orderId, idempotencyKey))
     await step.do(`invoice:${payment.id}`, ({ idempotencyKey }) => billing.sendInvoice(payment.id, idempotencyKey))
     const receipt: ReceiptRecord = { type: 'app.receipt', orderId, chargeId: payment.id, toolCallId: String(toolCallId) }
@@ -184,4 +165,16 @@ export interface ChildTask {
 export interface ChildReport {
   ms: number
   actions: Array<{ sessionId: string; action: 'send' | 'resume' | 'none'; neededRecovery: boolean }>
+}
+
+/** mulberry32: a small seeded PRNG, so every random choice of a test comes from its printed seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
 }

@@ -27,7 +27,16 @@ import { type LogEntry, type LogRecord, readAll } from '@tanstack/ai-harness'
 import pg from 'pg'
 import { afterAll, expect, it } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'
-import { billingDdl, type ChildReport, type ChildTask, FINAL_ANSWER, orderIdOf, type ReceiptRecord, sessionIdOf } from './crash-support.js'
+import {
+  billingDdl,
+  type ChildReport,
+  type ChildTask,
+  FINAL_ANSWER,
+  orderIdOf,
+  prng,
+  type ReceiptRecord,
+  sessionIdOf,
+} from './crash-support.js'
 import { freshSchema, pgConfig } from './support.js'
 
 const SEED = process.env.CRASH_SEED ? Number(process.env.CRASH_SEED) : randomInt(2 ** 31)
@@ -45,18 +54,6 @@ const MAX_DELAY_MS = 4
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const childScript = join(packageDir, 'test', 'crash-child.ts')
-
-/** mulberry32: a small seeded PRNG, so every kill delay comes from the printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** One child process, started ahead of time: it prints `ready` and waits for its task. */
 class Child {

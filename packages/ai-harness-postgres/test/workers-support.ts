@@ -4,8 +4,10 @@
  * maybe sleeps again, maybe asks a person, and sends the invoice, on the PostgreSQL
  * billing of `crash-support.ts`.
  */
+import { toolDefinition } from '@tanstack/ai'
 import { defineHarness, durableTool, type Harness } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
+import { z } from 'zod'
 import type { PgBilling } from './crash-support.js'
 
 /** What the model passes to `errand`: the whole plan of one session. */
@@ -27,45 +29,18 @@ export const ASK_NAME = 'channel'
 export const CHANNELS = ['email', 'post'] as const
 export type Channel = (typeof CHANNELS)[number]
 
-/**
- * The question's schema as plain JSON Schema: this package does not depend on zod.
- * TanStack AI passes a plain JSON Schema through, and `host.answer` checks answers
- * against the logged copy.
- */
-const CHANNEL_SCHEMA = {
-  type: 'object',
-  properties: { channel: { type: 'string', enum: [...CHANNELS] } },
-  required: ['channel'],
-  additionalProperties: false,
-} as const
+/** The question's schema; `host.answer` checks answers against its logged JSON Schema. */
+const CHANNEL_SCHEMA = z.object({ channel: z.enum(CHANNELS) })
 
 /** The record the errand tool appends with its result: `by` is the process that settled the call. */
 export type ErrandReceipt = { type: 'app.receipt'; orderId: string; chargeId: string; channel: Channel; by: string }
 
-/** A tool definition built by hand, as in `crash-support.ts` (no `@tanstack/ai` import here). */
-function errandDefinition(): Parameters<typeof durableTool>[0] {
-  const config = {
+const errandDefinition = () =>
+  toolDefinition({
     name: 'errand',
     description: 'Charge an order, wait, maybe ask how to send the invoice, and send it',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        orderId: { type: 'string' },
-        queueMs: { type: 'number' },
-        napMs: { type: 'number' },
-        ask: { type: 'boolean' },
-      },
-      required: ['orderId', 'queueMs', 'napMs', 'ask'],
-      additionalProperties: false,
-    },
-  }
-  return {
-    __toolSide: 'definition',
-    ...config,
-    server: (execute: unknown) => ({ __toolSide: 'server', ...config, execute }),
-    client: (execute: unknown) => ({ __toolSide: 'client', ...config, execute }),
-  } as unknown as Parameters<typeof durableTool>[0]
-}
+    inputSchema: z.object({ orderId: z.string(), queueMs: z.number(), napMs: z.number(), ask: z.boolean() }),
+  })
 
 export interface ErrandOptions {
   billing: PgBilling
@@ -81,7 +56,7 @@ export interface ErrandOptions {
  */
 export function errandHarness({ billing, by, onStep }: ErrandOptions): Harness {
   const errand = durableTool(errandDefinition(), async (input, { step, append }) => {
-    const { orderId, queueMs, napMs, ask } = input as ErrandArgs
+    const { orderId, queueMs, napMs, ask } = input
     await step.sleep('queue', queueMs)
     const charge = await step.do(`charge:${orderId}`, async ({ idempotencyKey }) => {
       onStep?.(idempotencyKey)
@@ -91,11 +66,11 @@ export function errandHarness({ billing, by, onStep }: ErrandOptions): Harness {
     if (napMs > 0) await step.sleep('cool-off', napMs)
     let channel: Channel = 'email'
     if (ask) {
-      const answer = (await step.ask({
+      const answer = await step.ask({
         name: ASK_NAME,
         message: `How should the invoice for ${orderId} go out?`,
-        schema: CHANNEL_SCHEMA as never,
-      })) as { channel: Channel }
+        schema: CHANNEL_SCHEMA,
+      })
       channel = answer.channel
     }
     await step.do(`invoice:${charge.id}`, async ({ idempotencyKey }) => {

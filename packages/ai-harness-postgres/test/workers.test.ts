@@ -45,7 +45,7 @@ import { assertOneDriverAtATime, assertWellFormed } from '@tanstack/ai-harness-c
 import pg from 'pg'
 import { afterAll, expect, it } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'
-import { billingDdl, PgBilling } from './crash-support.js'
+import { billingDdl, PgBilling, prng } from './crash-support.js'
 import { freshSchema, pgConfig } from './support.js'
 import {
   ASK_NAME,
@@ -78,18 +78,6 @@ const REPLAY = `WORKERS_SEED=${SEED} npx vitest run --project postgres test/work
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..')
 const childScript = join(packageDir, 'test', 'worker-child.ts')
-
-/** mulberry32: a small seeded PRNG, so every plan comes from the printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** One worker process. */
 class WorkerProcess {
