@@ -8,7 +8,6 @@ export {
   allCases,
   storeCases,
   durableSemanticsCases,
-  registerCases,
   type CaseResult,
   type CaseStatus,
 } from './run-cases.js'

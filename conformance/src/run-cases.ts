@@ -9,21 +9,15 @@ import { waitCases } from './durable/wait-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
-/** Every case of the suite, in the order they run. */
+/** The cases of the store contract itself: log, leases, wakeups. */
 export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
 
 /** The durable semantics of the seed page, proved on top of the store. */
 export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases, ...agentCases]
 
-const extraCases: ConformanceCase[] = []
-
-/** Lets other modules of the suite (the durable-semantics cases) join the case list. */
-export function registerCases(cases: readonly ConformanceCase[]): void {
-  for (const c of cases) if (!extraCases.some((e) => e.id === c.id)) extraCases.push(c)
-}
-
+/** Every case of the suite: the store cases, then the durable semantics on top of the store. */
 export function allCases(): readonly ConformanceCase[] {
-  return [...storeCases, ...durableSemanticsCases, ...extraCases]
+  return [...storeCases, ...durableSemanticsCases]
 }
 
 export type CaseStatus = 'passed' | 'failed' | 'skipped'
