@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { HarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { type RetryOptions, withRetry } from '@tanstack/ai-harness'
 
 /** Error names DynamoDB uses when it sheds load: always worth another try after a pause. */
 const THROTTLING = new Set([
@@ -45,41 +45,13 @@ export type DynamoRetryOptions = Partial<RetryOptions>
 export type Send = <T>(call: (client: DynamoDBClient, attempt: number) => Promise<T>) => Promise<T>
 
 /**
- * Carries a transient error through `withRetry`. The core's `isHarnessError` takes any
- * Error with a string `code` for a harness error and never retries it, and Node's
- * socket errors (`code: 'ECONNRESET'`) look exactly like that; wrapped, they get retried.
- */
-class TransientFailure extends Error {
-  constructor(readonly original: unknown) {
-    super('transient DynamoDB failure')
-  }
-}
-
-const unwrap = (error: unknown) => (error instanceof TransientFailure ? error.original : error)
-
-/**
  * Wraps a client so every call goes through `withRetry` with backoff and jitter.
  * The call builds its command afresh on each try, and gets the attempt number so a
  * write can tell "my own earlier try landed" from "someone else wrote".
  */
 export function retryingSender(client: DynamoDBClient, options: DynamoRetryOptions = {}): Send {
   const isTransient = options.isTransient ?? isTransientDynamoError
-  const retry: RetryOptions = {
-    ...options,
-    isTransient: (error) => error instanceof TransientFailure,
-    onRetry: options.onRetry && ((error, attempt, delayMs) => options.onRetry!(unwrap(error), attempt, delayMs)),
-  }
-  return async (call) => {
-    try {
-      return await withRetry(async (attempt) => {
-        try {
-          return await call(client, attempt)
-        } catch (error) {
-          throw !(error instanceof HarnessError) && isTransient(error) ? new TransientFailure(error) : error
-        }
-      }, retry)
-    } catch (error) {
-      throw unwrap(error)
-    }
-  }
+  // Harness errors (conflicts above all) are never retried: withRetry rethrows them as they are.
+  const retry: RetryOptions = { ...options, isTransient }
+  return (call) => withRetry((attempt) => call(client, attempt), retry)
 }

@@ -75,13 +75,6 @@ export interface PostgresStore extends HarnessStore {
   close(): Promise<void>
 }
 
-/** A failure worth another try. It has no `code`, so `withRetry` does not take it for a harness error. */
-class TransientFailure extends Error {
-  constructor(readonly original: unknown) {
-    super('transient PostgreSQL failure')
-  }
-}
-
 const sqlStateOf = (error: unknown): string | undefined => {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : undefined
@@ -117,30 +110,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   /** Runs one unit of work, retrying it whole on transient failures; conflicts pass straight through. */
   async function run<T>(what: string, work: () => Promise<T>): Promise<T> {
     try {
-      return await withRetry(
-        async () => {
-          try {
-            return await work()
-          } catch (error) {
-            if (error instanceof HarnessError) throw error
-            if (isTransient(error)) throw new TransientFailure(error)
-            throw explain(error, what)
-          }
-        },
-        {
-          ...options.retry,
-          isTransient: (error) => error instanceof TransientFailure,
-          onRetry: (error, attempt, delayMs) =>
-            options.retry?.onRetry?.(error instanceof TransientFailure ? error.original : error, attempt, delayMs),
-        },
-      )
+      return await withRetry(work, { ...options.retry, isTransient })
     } catch (error) {
-      if (!(error instanceof TransientFailure)) throw error
+      if (error instanceof HarnessError) throw error
+      if (!isTransient(error)) throw explain(error, what)
       throw new HarnessError(
         'STORE_UNAVAILABLE',
-        `PostgreSQL kept failing during ${what} with a transient error (${String((error.original as Error)?.message ?? error.original)}). ` +
+        `PostgreSQL kept failing during ${what} with a transient error (${String((error as Error)?.message ?? error)}). ` +
           'Check that the database is up and reachable; for an append, read the log back before deciding to write again.',
-        { cause: error.original },
+        { cause: error },
       )
     }
   }
