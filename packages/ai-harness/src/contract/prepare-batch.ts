@@ -1,6 +1,6 @@
 import { findNonJson, utf8Length } from '../json/check-json.js'
 import { HarnessError, RecordTooLargeError } from './errors.js'
-import type { LogRecord, StoreLimits } from './types.js'
+import { DEFAULT_MAX_LOG_ID_BYTES, type LogRecord, type StoreLimits } from './types.js'
 
 /** A batch checked against a store's limits, with each record's JSON text. */
 export interface PreparedBatch {
@@ -41,10 +41,45 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
   return { json, bytes }
 }
 
-/** Checks the arguments every store method shares, with messages that say what to pass. */
-export function assertLogId(logId: unknown): asserts logId is string {
+/** True when `text` is well-formed UTF-16: every surrogate is half of a pair. */
+export function isWellFormedText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0xd800 || unit > 0xdfff) continue
+    if (unit > 0xdbff) return false
+    const next = text.charCodeAt(i + 1)
+    if (!(next >= 0xdc00 && next <= 0xdfff)) return false
+    i++
+  }
+  return true
+}
+
+/**
+ * Checks a log id (a session id): a non-empty string of well-formed Unicode without
+ * NUL, at most `maxLogIdBytes` of UTF-8. Stores keep ids as exact strings; ids they
+ * could not keep exactly (a lone surrogate becomes U+FFFD in UTF-8; NUL ends a C
+ * string) are refused here, before any store sees them.
+ */
+export function assertLogId(logId: unknown, limits?: Pick<StoreLimits, 'maxLogIdBytes'>): asserts logId is string {
   if (typeof logId !== 'string' || logId.length === 0) {
     throw new HarnessError('INVALID_ARGUMENT', 'A log id must be a non-empty string (the session id).')
+  }
+  if (logId.includes('\u0000')) {
+    throw new HarnessError('INVALID_ARGUMENT', 'A log id must not contain NUL (U+0000); use printable text such as a UUID.')
+  }
+  if (!isWellFormedText(logId)) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      'A log id must be well-formed Unicode: it holds a lone surrogate (half of a UTF-16 pair), which stores cannot keep exactly. Build ids from whole characters.',
+    )
+  }
+  const max = limits?.maxLogIdBytes ?? DEFAULT_MAX_LOG_ID_BYTES
+  const bytes = utf8Length(logId)
+  if (bytes > max) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `A log id is ${bytes} bytes of UTF-8, over this store's limit of ${max} (limits.maxLogIdBytes). Use a shorter id, such as a UUID.`,
+    )
   }
 }
 

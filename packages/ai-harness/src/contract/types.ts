@@ -18,11 +18,34 @@ export interface AppendResult {
   readonly nextSeq: number
 }
 
+/**
+ * Options of `read`.
+ *
+ * **The paging rule.** A page holds the entries `after + 1, after + 2, …` in order, with
+ * no gap, and at most `limit` of them. A store may return fewer than `limit` (a page cut
+ * at its own batch or byte size), but it returns at least one entry whenever the log
+ * holds an entry after `after`: **only an empty page means the end of the log.** Readers
+ * (the harness's `readAll` and its session fold) page on until they get an empty page.
+ */
 export interface ReadOptions {
   /** Return entries with `seq > after`. Default 0 (from the start). */
   after?: number
-  /** At most this many entries. Default: all of them. */
+  /** At most this many entries (0 returns none). Default: no limit, but the store may still page. */
   limit?: number
+}
+
+/** Options of `append`. */
+export interface AppendOptions {
+  /**
+   * The lease of the writer. A store that fences appends refuses the append with
+   * `LEASE_LOST`, writing nothing, unless this is the session's current lease (same
+   * owner and fence, still held: not released, not superseded by a newer lease, and
+   * not ended by `delete`). It checks this in the same atomic step as the seq. A store
+   * that cannot check it atomically ignores it, and its conformance run declares
+   * `skip: { fencing: 'why' }`. Expiry is not checked here: an expired lease that
+   * nobody took over still writes safely, because the seq check guards the log.
+   */
+  readonly lease?: Lease
 }
 
 /**
@@ -34,14 +57,27 @@ export interface StoreLimits {
   readonly maxBatchBytes: number
   /** Largest number of records in one append, if the store has such a limit. */
   readonly maxBatchRecords?: number
+  /**
+   * Longest log id, in bytes of UTF-8, that the store keeps exactly. Default
+   * {@link DEFAULT_MAX_LOG_ID_BYTES}. Declare what your keys really hold (after any
+   * escaping the store does); the core refuses longer ids with `INVALID_ARGUMENT`
+   * before the store sees them, and the conformance suite checks ids up to it.
+   */
+  readonly maxLogIdBytes?: number
 }
+
+/** The longest log id a store keeps when it declares no `maxLogIdBytes`. */
+export const DEFAULT_MAX_LOG_ID_BYTES = 512
 
 /** Milliseconds since the epoch. Injected so tests of leases and wakeups never sleep. */
 export interface Clock {
   now(): number
 }
 
-/** The right to drive a session until `expiresAt`. */
+/**
+ * The right to drive a session until `expiresAt`. A lease is live while
+ * `now < expiresAt`; at `now == expiresAt` it has expired and another owner may take it.
+ */
 export interface Lease {
   readonly logId: string
   readonly owner: string
@@ -53,11 +89,14 @@ export interface Lease {
 /**
  * Which host drives a session now.
  *
- * - `acquire` succeeds when nobody holds a live lease (or the caller itself does) and
+ * - `acquire` succeeds when nobody holds a live lease (or the same owner does) and
  *   returns a lease with a strictly greater fence than any earlier lease of that
- *   session; it throws `LEASE_HELD` at once when another owner holds a live lease.
- * - `renew` extends the caller's lease; it throws `LEASE_LOST` when the lease expired
- *   or a newer lease exists.
+ *   session, also across `delete`; it throws `LEASE_HELD` at once when another owner
+ *   holds a live lease. Owners are compared as exact strings: the harness makes each
+ *   process's owner unique, so two processes never share one.
+ * - `renew` extends the caller's live lease to `now + ttlMs`, keeping its fence; it
+ *   throws `LEASE_LOST` when the lease expired (even if nobody took it since), was
+ *   released, or a newer lease exists.
  * - `release` frees the caller's lease; it throws `LEASE_LOST` when the lease is not
  *   the current one, so a stale owner can never free its successor's lease.
  */
@@ -76,12 +115,16 @@ export interface Wakeup {
 /**
  * When someone must next look at a session. One wakeup per session.
  *
- * - `schedule` sets (inserts or replaces) the session's wakeup.
- * - `cancel` removes it; cancelling a missing wakeup is fine.
+ * - `schedule` sets (inserts or replaces) the session's wakeup; it also clears a claim's hold.
+ * - `cancel` removes exactly that session's wakeup; cancelling a missing wakeup is fine.
  * - `due` lists wakeups with `at <= now`, oldest first, at most `limit`; it changes nothing.
  * - `claim` takes up to `limit` due wakeups, oldest first, and moves each one to
  *   `now + holdMs`, atomically: two workers claiming at once never get the same
- *   wakeup. A worker that dies after a claim sees the wakeup come back after `holdMs`.
+ *   wakeup. Each claimed wakeup reports the time it was due (its `at` before the
+ *   claim). A worker that dies after a claim sees the wakeup come back after `holdMs`.
+ *
+ * Times are ms since the epoch and may have fractions; a store keeps them to the ms
+ * or better and never reports a wakeup before its time.
  */
 export interface WakeupStore {
   schedule(logId: string, at: number): Promise<void>
@@ -103,12 +146,26 @@ export interface HarnessStore {
    * Appends all of `records` or none of them, at seqs `expectedSeq, expectedSeq+1, …`.
    * If the log's next free seq is not `expectedSeq`, throws `LogConflictError`
    * (`LOG_CONFLICT`) and writes nothing. A retried append of a batch that landed is a
-   * conflict. An empty batch writes nothing and does not check the seq.
+   * conflict. An empty batch writes nothing and does not check the seq. The store
+   * keeps a copy: a caller that changes its objects afterwards changes nothing stored.
+   * With `options.lease`, a fencing store also refuses a superseded writer (see
+   * {@link AppendOptions}).
    */
-  append(logId: string, expectedSeq: number, records: readonly LogRecord[]): Promise<AppendResult>
-  /** Entries with `seq > after`, ascending, at most `limit`. Sees every resolved append. */
+  append(logId: string, expectedSeq: number, records: readonly LogRecord[], options?: AppendOptions): Promise<AppendResult>
+  /**
+   * Entries with `seq > after`, ascending and dense, at most `limit`; see
+   * {@link ReadOptions} for the paging rule. Sees every resolved append. Each call
+   * returns fresh objects that the caller may change.
+   */
   read(logId: string, options?: ReadOptions): Promise<LogEntry[]>
-  /** Removes the session's log, lease and wakeup, and nothing else. Idempotent. */
+  /**
+   * Removes the session's log, lease and wakeup, and nothing else (a look-alike id is
+   * untouched). Idempotent. Once it resolves the session is gone for good: its next
+   * free seq is 1 again, so any append that expects a later seq (a writer that still
+   * holds the old log) conflicts and writes nothing, from every instance; a lease taken
+   * afterwards has a greater fence than every lease before; a new log with the same id
+   * starts clean at seq 1.
+   */
   delete(logId: string): Promise<void>
   readonly leases?: LeaseStore
   readonly wakeups?: WakeupStore

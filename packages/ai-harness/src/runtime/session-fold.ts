@@ -1,3 +1,4 @@
+import { forEachPage } from '../contract/read-all.js'
 import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
 import type { JsonValue } from '../json/json-types.js'
 import type { AnswerRecord, AskRecord, AssistantRecord, LoggedMessage, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
@@ -177,13 +178,10 @@ export function foldLog(entries: readonly LogEntry[], state = emptyState()): Ses
  */
 export async function readAndFold(store: HarnessStore, logId: string, pageSize = 1000): Promise<SessionState> {
   const state = emptyState()
-  let after = 0
-  for (;;) {
-    const page = await store.read(logId, { after, limit: pageSize })
+  await forEachPage(store, logId, pageSize, (page) => {
     for (const entry of page) applyEntry(state, entry)
-    if (page.length < pageSize) return state
-    after = page[page.length - 1]!.seq
-  }
+  })
+  return state
 }
 
 /** Tool calls of the open turn's last batch that have no logged result yet. */

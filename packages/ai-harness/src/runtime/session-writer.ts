@@ -1,5 +1,6 @@
 import { HarnessError, isHarnessError, LogConflictError } from '../contract/errors.js'
-import type { HarnessStore, LogRecord } from '../contract/types.js'
+import { readAll } from '../contract/read-all.js'
+import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
 import { jsonEqual } from '../json/check-json.js'
 import { applyEntry, type SessionState } from './session-fold.js'
 
@@ -92,12 +93,18 @@ export class SessionWriter {
   }
 
   async #landed(expectedSeq: number, records: LogRecord[]): Promise<boolean> {
-    const back = await this.store.read(this.logId, { after: expectedSeq - 1, limit: records.length })
+    // A store may answer in short pages: read until the batch's range is covered or the log ends.
+    const back: LogEntry[] = []
+    while (back.length < records.length) {
+      const page = await this.store.read(this.logId, { after: expectedSeq - 1 + back.length, limit: records.length - back.length })
+      if (page.length === 0) break
+      back.push(...page)
+    }
     return back.length === records.length && back.every((entry, i) => jsonEqual(entry.record, records[i]))
   }
 
   async #fail(expectedSeq: number): Promise<never> {
-    const tail = await this.store.read(this.logId, { after: expectedSeq - 1 }).catch(() => [])
+    const tail = await readAll(this.store, this.logId, 1000, expectedSeq - 1).catch(() => [])
     const lost = new LogConflictError(this.logId, expectedSeq, expectedSeq + tail.length)
     this.#lost = lost
     this.onLost(lost)
