@@ -69,6 +69,13 @@ export interface StoreLimits {
 /** The longest log id a store keeps when it declares no `maxLogIdBytes`. */
 export const DEFAULT_MAX_LOG_ID_BYTES = 512
 
+/**
+ * The latest time the harness writes (a wake time, a lease expiry): the largest time a
+ * JavaScript `Date` can hold, in ms since the epoch. Every store must accept times in
+ * `[0, MAX_TIME_MS]`; the harness refuses a sleep that would wake later, before it writes.
+ */
+export const MAX_TIME_MS = 8_640_000_000_000_000
+
 /** Milliseconds since the epoch. Injected so tests of leases and wakeups never sleep. */
 export interface Clock {
   now(): number
@@ -169,6 +176,13 @@ export interface HarnessStore {
   delete(logId: string): Promise<void>
   readonly leases?: LeaseStore
   readonly wakeups?: WakeupStore
+  /**
+   * The store's own clock, in ms since the epoch, where it has one (PostgreSQL's
+   * `now()`). When present, the harness takes durable times from it (the wake time of a
+   * sleep), so they do not depend on the clock of the host that wrote them. A store with
+   * an injected clock (tests) returns that clock's time.
+   */
+  now?(): Promise<number>
   /** Frees connections the store opened itself. */
   close?(): Promise<void>
 }
