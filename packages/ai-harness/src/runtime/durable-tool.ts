@@ -1,17 +1,28 @@
 import type { ApprovalSchemaConfig, InferSchemaType, SchemaInput, ServerTool, ToolDefinition, ToolExecutionContext } from '@tanstack/ai'
-import { HarnessError } from '../contract/errors.js'
+import { isWellFormedText } from '../contract/prepare-batch.js'
 import type { LogRecord } from '../contract/types.js'
 import type { IsJson } from '../json/json-types.js'
-import { findNonJson, jsonCopy } from '../json/check-json.js'
-import { notInDurableSession, StepError } from './runtime-errors.js'
+import { findNonJson, jsonCopy, utf8Length } from '../json/check-json.js'
+import { checkArgument, checkOptions, isObject, rules } from './check-options.js'
+import { notInDurableSession, StepError, toolCallSettled } from './runtime-errors.js'
 
 /** What `step.do` passes to its function. */
 export interface StepRunContext {
   /**
    * `${logId}:${toolCallId}:${name}`: the same on every run of the step, so the system
-   * that performs the side effect can refuse a second call.
+   * that performs the side effect can refuse a second call. `toolCallId` is the call's id
+   * in the session log (see `LoggedToolCall.id`: the model's id, or `${id}-${n}` when the
+   * model reused an id).
    */
   readonly idempotencyKey: string
+  /**
+   * The tool call's abort signal (TanStack AI's `ToolExecutionContext.abortSignal`):
+   * aborted when the session stops the run (cancel, hand-off for a deploy, close, a lost
+   * lease). Pass it to `fetch` and other calls that take one, so a stopped session does
+   * not wait for them. A step stopped this way has an unknown outcome: the next run of
+   * the step uses the same idempotency key.
+   */
+  readonly signal: AbortSignal
 }
 
 /**
@@ -126,31 +137,55 @@ export function durableTool<
   execute: DurableExecute<TInput, TOutput>,
   options: DurableToolOptions = {},
 ): DurableTool<TInput, TOutput, TName, TNeedsApproval, TApprovalSchema> {
+  checkArgument('durableTool', 'tool definition', definition, TOOL_DEFINITION)
+  checkArgument('durableTool', 'execute function', execute, rules.function('async (args, { step }) => ...'))
+  checkOptions('durableTool', options, { replay: rules.oneOf(['safe', 'never']) }, 'options (the third argument)')
   const replay = options.replay ?? 'safe'
-  if (replay !== 'safe' && replay !== 'never') {
-    throw new HarnessError('INVALID_ARGUMENT', `replay must be 'safe' or 'never', not ${JSON.stringify(replay)}.`)
-  }
   const run = execute as DurableMeta['execute']
-  const plain = definition.server((args, context) => run(args, plainContext(context)) as never)
+  const plain = definition.server(async (args, context) => {
+    const life = { ended: false }
+    try {
+      return (await run(args, plainContext(context, life, definition.name))) as never
+    } finally {
+      life.ended = true
+    }
+  })
   return Object.assign(plain, { [DURABLE]: { execute: run, replay } }) as never
 }
 
+/** What `durableTool` and `agentTool` take as their first argument: the result of `toolDefinition(...)`. */
+export const TOOL_DEFINITION = {
+  accepts: "a tool definition from toolDefinition({ name, description, inputSchema }) of '@tanstack/ai'",
+  test: (v: unknown) => isObject(v) && typeof v.name === 'string' && v.name !== '' && typeof v.server === 'function',
+}
+
 /** The context a durable tool gets in plain `chat()`: no log, so steps run every time. */
-function plainContext(context: ToolExecutionContext | undefined): DurableToolContext {
+function plainContext(context: ToolExecutionContext | undefined, life: { ended: boolean }, toolName: string): DurableToolContext {
   const toolCallId = context?.toolCallId ?? 'plain'
+  const signal = context?.abortSignal ?? new AbortController().signal
   const used = new Set<string>()
+  // A call's life ends when its execute settles, in plain chat() too: a dangling step is a bug.
+  const live = (what: string) => {
+    if (life.ended) throw toolCallSettled(what, toolCallId, toolName)
+  }
   const step: Step = {
     async do(name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) {
+      live('step.do')
+      assertStepName('step.do', name)
       claimStepName(used, name)
-      const value = await fn({ idempotencyKey: `plain:${toolCallId}:${name}` })
+      const value = await fn({ idempotencyKey: `plain:${toolCallId}:${name}`, signal })
       assertStepJson(name, value)
       return jsonCopy(value) as never
     },
     async sleep(name, ms) {
+      live('step.sleep')
+      assertStepName('step.sleep', name)
+      assertSleepMs(name, ms)
       claimStepName(used, name)
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
+      await new Promise((resolve) => setTimeout(resolve, ms))
     },
     async ask() {
+      live('step.ask')
       throw notInDurableSession('step.ask')
     },
   }
@@ -159,6 +194,7 @@ function plainContext(context: ToolExecutionContext | undefined): DurableToolCon
     emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
     step,
     append: () => {
+      live('append')
       throw notInDurableSession('append')
     },
     secret: async () => {
@@ -167,15 +203,43 @@ function plainContext(context: ToolExecutionContext | undefined): DurableToolCon
   }
 }
 
-/** The same step name twice in one tool call is a bug: the second would return the first's value. */
-export function claimStepName(used: Set<string>, name: string): void {
-  if (typeof name !== 'string' || name.length === 0) {
+/**
+ * The longest step, sleep or question name, in bytes of UTF-8. Names are parts of
+ * idempotency keys and of every step record, so they stay short; a step's value has the
+ * rest of the record.
+ */
+export const MAX_STEP_NAME_BYTES = 1024
+
+/**
+ * Checks a step, sleep or question name before anything runs or is written: a non-empty
+ * string of well-formed Unicode without NUL, at most {@link MAX_STEP_NAME_BYTES}.
+ */
+export function assertStepName(what: string, name: unknown): asserts name is string {
+  const refuse = (why: string): never => {
     throw new StepError(
       'INVALID_ARGUMENT',
-      String(name),
-      'A step name must be a non-empty string that is the same on every run, e.g. "charge:" followed by the order id.',
+      typeof name === 'string' ? name.slice(0, 64) : String(name),
+      `${what} needs a name that ${why}. Use a short name that is the same on every run, e.g. "charge:" followed by the order id.`,
     )
   }
+  if (typeof name !== 'string' || name.length === 0)
+    refuse(`is a non-empty string (it got ${typeof name === 'string' ? 'an empty string' : typeof name})`)
+  const text = name as string
+  if (text.includes('\u0000')) refuse('holds no NUL (U+0000)')
+  if (!isWellFormedText(text)) refuse('is well-formed Unicode (it holds a lone surrogate, half of a UTF-16 pair)')
+  const bytes = utf8Length(text)
+  if (bytes > MAX_STEP_NAME_BYTES) refuse(`is at most ${MAX_STEP_NAME_BYTES} bytes of UTF-8 (it has ${bytes})`)
+}
+
+/** A sleep takes a finite number of milliseconds >= 0. */
+export function assertSleepMs(name: string, ms: unknown): asserts ms is number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
+  }
+}
+
+/** The same step name twice in one tool call is a bug: the second would return the first's value. */
+export function claimStepName(used: Set<string>, name: string): void {
   if (used.has(name)) {
     throw new StepError(
       'STEP_DUPLICATE_NAME',

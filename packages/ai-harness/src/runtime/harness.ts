@@ -1,7 +1,9 @@
 import type { AnyTextAdapter, AnyTool, ChatMiddleware } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import { agentMetaOf } from './agent-tool.js'
+import { checkOptions, isObject, type OptionRules, rules } from './check-options.js'
 import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
+import type { LoggedToolCall } from './records.js'
 
 /** What a tool-result hook sees: the outcome of one tool call, before it is logged. */
 export interface ToolCallOutcome {
@@ -58,52 +60,97 @@ export interface HarnessOptions {
 export const DEFAULT_CUT_TOOL_ERROR =
   'This tool call was interrupted by a crash and nobody knows whether it finished. Check its effect (for example, look the order up) before you call it again.'
 
+/** Marks the objects `defineHarness` makes, so `agentTool` can tell a harness from a look-alike. */
+const HARNESS = Symbol.for('@tanstack/ai-harness/harness')
+
+/** True for a harness made by `defineHarness`. */
+export const isHarness = (value: unknown): value is Harness => isObject(value) && (value as { [HARNESS]?: unknown })[HARNESS] === true
+
 /** A harness: the agent's model, tools and rules, ready to run durable sessions on any host. */
 export interface Harness {
   readonly name: string
   readonly options: HarnessOptions
   readonly tools: ReadonlyArray<AnyTool>
   toolNamed(name: string): AnyTool | undefined
-  /** What a crash does to a cut call of this tool. */
+  /** What a crash does to a cut call of this harness's tool named `toolName`. */
   replayOf(toolName: string): ReplayPolicy
+  /** What a crash does to a cut call of `tool`, the tool a run had (a harness tool, or one a middleware added). */
+  replayOfTool(tool: AnyTool): ReplayPolicy
+  /**
+   * What a crash does to the logged call `call`: the policy logged with the call (the tool
+   * the run had), else the harness's tool of that name; a call of a tool nobody has is
+   * never run again.
+   */
+  replayOfCall(call: LoggedToolCall): ReplayPolicy
   readonly hooks: AfterToolCallHook[]
   readonly cutToolError: string
 }
 
+const isTool = (tool: unknown) => isObject(tool) && typeof tool.name === 'string' && tool.name !== ''
+const isHook = (hook: unknown) => typeof hook === 'function'
+
+const HARNESS_OPTIONS: OptionRules = {
+  name: rules.nonEmptyString("{ name: 'checkout' } (sessions record which harness made them)", true),
+  adapter: {
+    accepts: 'a TanStack AI text adapter, e.g. adapter: openaiText("gpt-5.5")',
+    test: (v) => isObject(v) && v.kind === 'text' && typeof v.chatStream === 'function',
+    required: true,
+  },
+  tools: rules.arrayOf('an array of tools (toolDefinition(...).server(...), durableTool(...) or agentTool(...))', isTool),
+  systemPrompts: rules.arrayOf('an array of strings', (v) => typeof v === 'string'),
+  middleware: rules.arrayOf('an array of TanStack AI chat middleware objects', isObject),
+  onAfterToolCall: {
+    accepts: 'a hook function, or an array of them: (outcome) => void | { result }',
+    test: (v) => isHook(v) || (Array.isArray(v) && v.every(isHook)),
+  },
+  replay: {
+    accepts: "an object of tool names to 'safe' or 'never', e.g. { lookup: 'safe' }",
+    test: (v) => isObject(v) && Object.values(v).every((p) => p === 'safe' || p === 'never'),
+  },
+  cutToolError: rules.nonEmptyString("'The lookup was interrupted; check before you try again.'"),
+  maxStepBytes: rules.number('a whole number of bytes >= 1, e.g. 65536', 1, true),
+  resolveSecret: rules.function('(name) => process.env[name]'),
+  parkAfterMs: rules.number('a number of milliseconds >= 0, e.g. 5000', 0),
+  modelOptions: rules.object('an object, passed to chat() as is'),
+  debug: { accepts: 'true, false, or a chat() debug object', test: (v) => typeof v === 'boolean' || isObject(v) },
+  agentLoopStrategy: rules.function('maxIterations(10)'),
+}
+
 /** Defines a harness. Use it with `createHost` (and, for waits, `createWorker`). */
 export function defineHarness(options: HarnessOptions): Harness {
-  if (typeof options.name !== 'string' || options.name === '') {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      'defineHarness needs a name, e.g. { name: "checkout" }: sessions record which harness made them.',
-    )
-  }
-  if (!options.adapter || options.adapter.kind !== 'text') {
-    throw new HarnessError('INVALID_ARGUMENT', 'defineHarness needs a TanStack AI text adapter, e.g. adapter: openaiText("gpt-5.5").')
-  }
+  checkOptions('defineHarness', options, HARNESS_OPTIONS)
   const tools = options.tools ?? []
   const byName = new Map<string, AnyTool>()
   for (const tool of tools) {
     if (byName.has(tool.name))
-      throw new HarnessError('INVALID_ARGUMENT', `Two tools are named ${JSON.stringify(tool.name)}; tool names must be unique.`)
+      throw new HarnessError(
+        'INVALID_ARGUMENT',
+        `defineHarness: two tools are named ${JSON.stringify(tool.name)}; tool names must be unique.`,
+      )
     byName.set(tool.name, tool)
   }
   const hooks = options.onAfterToolCall === undefined ? [] : [options.onAfterToolCall].flat()
+  const replayOfTool = (tool: AnyTool): ReplayPolicy => {
+    // Nobody knows what a cut child agent did: never run it again blindly.
+    if (agentMetaOf(tool)) return 'never'
+    const meta = durableMetaOf(tool)
+    if (meta) return meta.replay
+    return options.replay?.[tool.name] ?? 'never'
+  }
+  const replayOf = (toolName: string): ReplayPolicy => {
+    const tool = byName.get(toolName)
+    return tool ? replayOfTool(tool) : 'never'
+  }
   return {
+    [HARNESS]: true,
     name: options.name,
     options,
     tools,
     hooks,
     cutToolError: options.cutToolError ?? DEFAULT_CUT_TOOL_ERROR,
     toolNamed: (name) => byName.get(name),
-    replayOf(toolName) {
-      const tool = byName.get(toolName)
-      if (!tool) return 'never'
-      // Nobody knows what a cut child agent did: never run it again blindly.
-      if (agentMetaOf(tool)) return 'never'
-      const meta = durableMetaOf(tool)
-      if (meta) return meta.replay
-      return options.replay?.[toolName] ?? 'never'
-    },
-  }
+    replayOf,
+    replayOfTool,
+    replayOfCall: (call) => (call.replay === 'safe' || call.replay === 'never' ? call.replay : replayOf(call.name)),
+  } as Harness
 }

@@ -7,8 +7,22 @@ import type { JsonObject, JsonValue } from '../json/json-types.js'
  * after a crash, exactly which tool calls finished and which steps are stored.
  */
 
-/** A tool call as the model made it; `arguments` is the JSON text the model sent. */
+/**
+ * A tool call as the model made it; `arguments` is the JSON text the model sent.
+ *
+ * Two fields appear when they apply (JSON objects have no `undefined`, so they are not
+ * declared here):
+ * - `modelId` (string): the id the model gave, when the call was renamed because the
+ *   model had used that id before in the session;
+ * - `replay` (`'safe'` or `'never'`): what a crash does to the call, from the tool the run
+ *   had under this name (also a tool a middleware added); absent when it had none.
+ */
 export interface LoggedToolCall extends JsonObject {
+  /**
+   * The call's id in the session: the model's id, unless the model used that id before
+   * in this session (an earlier turn, or earlier in the same batch). Then it is
+   * `${modelId}-${n}`, with n the smallest number from 2 up that no call of the session has.
+   */
   id: string
   name: string
   arguments: string
@@ -97,6 +111,19 @@ export interface AnswerRecord extends JsonObject {
 }
 
 /**
+ * A logged answer failed the tool's own schema (a check the JSON Schema cannot express,
+ * such as a zod `.refine`). The question is open again: the next answer is taken.
+ */
+export interface AnswerRejectedRecord extends JsonObject {
+  type: 'harness.answer.rejected'
+  toolCallId: string
+  name: string
+  /** Why the tool's schema refused the answer, with the session's secrets removed. */
+  reason: string
+  at: number
+}
+
+/**
  * A tool call stopped on purpose to wait (a long sleep, a question, a child session
  * that waits for a person). It is not cut: it runs again when the wait is over,
  * whatever its replay policy, and the later calls of its batch (`notStarted`) run then too.
@@ -141,6 +168,7 @@ export type HarnessRecord =
   | SleepRecord
   | AskRecord
   | AnswerRecord
+  | AnswerRejectedRecord
   | ParkedRecord
   | TurnStartedRecord
   | TurnResumedRecord

@@ -1,7 +1,17 @@
 import { forEachPage } from '../contract/read-all.js'
 import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
 import type { JsonValue } from '../json/json-types.js'
-import type { AnswerRecord, AskRecord, AssistantRecord, LoggedMessage, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
+import type {
+  AnswerRecord,
+  AnswerRejectedRecord,
+  AskRecord,
+  AssistantRecord,
+  LoggedMessage,
+  LoggedToolCall,
+  ParkedRecord,
+  SessionOpenedRecord,
+  ToolResultRecord,
+} from './records.js'
 
 /** A stored step: `value` is undefined for a step whose function returned nothing. */
 export interface StoredStep {
@@ -19,6 +29,8 @@ export interface FoldedMessage {
 /** Everything the harness needs to know about a session, rebuilt from its log alone. */
 export interface SessionState {
   harness: string | undefined
+  /** The session's first record: a log whose first record differs was deleted and started anew. */
+  opened: SessionOpenedRecord | undefined
   /** The seq the next append must expect. */
   nextSeq: number
   messages: FoldedMessage[]
@@ -33,8 +45,12 @@ export interface SessionState {
   turns: number
   /** Wake times of durable sleeps, by tool call id, then step name. */
   sleeps: Map<string, Map<string, number>>
-  /** Questions by id (`${toolCallId}:${name}`), with their answers once given. */
-  questions: Map<string, { ask: AskRecord; answer: AnswerRecord | undefined }>
+  /**
+   * Questions by id (`${toolCallId}:${name}`), with their answer once given. An answer
+   * the tool's own schema refused is not an answer: the question is open again, and
+   * `rejected` says why the last one was refused.
+   */
+  questions: Map<string, QuestionState>
   /** Calls of the open turn that wait on purpose, by tool call id; cleared when the call settles. */
   parked: Map<string, ParkedRecord>
   /** Calls that had not started when their batch parked. */
@@ -45,12 +61,22 @@ export interface SessionState {
   closedCalls: Set<string>
 }
 
+/** A question of the session and where it stands. */
+export interface QuestionState {
+  ask: AskRecord
+  /** The answer the question took; undefined while it is open. */
+  answer: AnswerRecord | undefined
+  /** The last answer the tool's own schema refused, if any. */
+  rejected: AnswerRejectedRecord | undefined
+}
+
 /** The id of a question: unique in its session. */
 export const questionId = (toolCallId: string, name: string) => `${toolCallId}:${name}`
 
 export function emptyState(): SessionState {
   return {
     harness: undefined,
+    opened: undefined,
     nextSeq: 1,
     messages: [],
     steps: new Map(),
@@ -79,6 +105,7 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
   switch (record.type) {
     case 'harness.session.opened':
       state.harness = String(record.harness)
+      state.opened = record as unknown as SessionOpenedRecord
       state.parent = (record.parent as SessionState['parent']) ?? null
       break
     case 'harness.sleep': {
@@ -90,7 +117,16 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     }
     case 'harness.ask': {
       const ask = record as unknown as AskRecord
-      state.questions.set(questionId(ask.toolCallId, ask.name), { ask, answer: undefined })
+      state.questions.set(questionId(ask.toolCallId, ask.name), { ask, answer: undefined, rejected: undefined })
+      break
+    }
+    case 'harness.answer.rejected': {
+      const rejected = record as unknown as AnswerRejectedRecord
+      const question = state.questions.get(questionId(rejected.toolCallId, rejected.name))
+      if (question) {
+        question.answer = undefined
+        question.rejected = rejected
+      }
       break
     }
     case 'harness.answer': {

@@ -14,8 +14,11 @@ import { type RunOutcome, runTurn } from './turn-runner.js'
 /** A prompt: text, or TanStack AI model messages. */
 export type TurnInput = string | LoggedMessage | LoggedMessage[]
 
-/** What a session is doing, as far as this host knows. */
-export type SessionStatus = 'idle' | 'running' | 'cut' | 'parked' | 'closed'
+/**
+ * What a session is doing, as far as this host knows. `deleted`: its log was deleted
+ * while this host drove it; this object writes nothing more.
+ */
+export type SessionStatus = 'idle' | 'running' | 'cut' | 'parked' | 'closed' | 'deleted'
 
 /** An open session: one host drives it until `close()`. */
 export interface Session {
@@ -148,7 +151,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     const settle: ToolResultRecord[] = []
     for (const call of unsettledCalls(state)) {
       if (state.parked.has(call.id) || state.notStarted.has(call.id)) continue
-      if (harness.replayOf(call.name) === 'safe' && harness.toolNamed(call.name)) continue
+      if (harness.replayOfCall(call) === 'safe') continue
       settle.push({
         type: 'harness.tool.result',
         toolCallId: call.id,
@@ -241,7 +244,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
           await afterRun(control.outcome)
         } finally {
           running = undefined
-          if (status === 'running') status = 'cut'
+          if (status === 'running') status = control.outcome?.kind === 'deleted' ? 'deleted' : 'cut'
           finish()
         }
       },

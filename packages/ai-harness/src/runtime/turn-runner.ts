@@ -1,16 +1,26 @@
-import { type ChatMiddleware, chat, EventType, type StreamChunk } from '@tanstack/ai'
-import { isHarnessError } from '../contract/errors.js'
+import { type AnyTool, type ChatMiddleware, chat, EventType, type StreamChunk } from '@tanstack/ai'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
+import { jsonCopy, jsonEqual } from '../json/check-json.js'
+import type { JsonValue } from '../json/json-types.js'
+import { CallIds } from './call-ids.js'
 import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { isParkSignal, type ParkSignal } from './park.js'
-import type { AssistantRecord, ParkedRecord, ToolResultRecord } from './records.js'
-import { jsonCopy } from '../json/check-json.js'
-import type { JsonValue } from '../json/json-types.js'
+import type { AssistantRecord, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
+import type { ReplayPolicy } from './durable-tool.js'
 import type { SessionRuntime } from './session-runtime.js'
-import { wrapTool } from './tool-call.js'
+import { type RunControl, wrapTool } from './tool-call.js'
 
-/** How a run of a turn ended. */
-export type RunOutcome = { kind: 'finished' } | { kind: 'parked'; parked: ParkedRecord } | { kind: 'stopped' } | { kind: 'failed' }
+/**
+ * How a run of a turn ended. `deleted`: the session's log was deleted while this host
+ * drove it; nothing more was written.
+ */
+export type RunOutcome =
+  | { kind: 'finished' }
+  | { kind: 'parked'; parked: ParkedRecord }
+  | { kind: 'stopped' }
+  | { kind: 'failed' }
+  | { kind: 'deleted' }
 
 /** The custom event names the harness adds to a session's stream. */
 export const HARNESS_EVENTS = HARNESS_EVENT_NAMES
@@ -29,13 +39,42 @@ export async function* runTurn(
   const { harness, state, writer, scanner } = session
   const { abortController } = control
   let fatal: unknown
-  const onFatal = (error: unknown) => {
-    fatal ??= error
-    abortController.abort()
+  const run: RunControl = {
+    stop(reason) {
+      fatal ??= reason
+      abortController.abort()
+    },
+    get stopped() {
+      return fatal !== undefined || abortController.signal.aborted
+    },
+  }
+  const onFatal = (error: unknown) => run.stop(error as object)
+  const ids = new CallIds((id) => state.toolCalls.has(id))
+  // Every tool the run has, also one a middleware adds or swaps in (onConfig), is bound to
+  // the session: durability never depends on where a tool came from.
+  const bound = new Map<AnyTool, AnyTool>()
+  const boundTools = new Set<AnyTool>()
+  let replayByName = new Map<string, ReplayPolicy>()
+  const bind = (tools: readonly AnyTool[]): AnyTool[] => {
+    replayByName = new Map()
+    return tools.map((tool) => {
+      let wrapped = boundTools.has(tool) ? tool : bound.get(tool)
+      if (!wrapped) {
+        wrapped = wrapTool(session, tool, run)
+        bound.set(tool, wrapped)
+        boundTools.add(wrapped)
+      }
+      replayByName.set(tool.name, harness.replayOfTool(tool))
+      return wrapped
+    })
   }
   let text = ''
   const recorder: ChatMiddleware = {
     name: 'ai-harness-recorder',
+    // The last middleware: it sees the tool list every other middleware left.
+    onConfig(_ctx, config) {
+      return { tools: bind(config.tools) }
+    },
     async onInterruptBoundary(ctx) {
       if (ctx.phase !== 'beforeTools') return undefined
       const last = [...ctx.messages].reverse().find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0)
@@ -44,8 +83,19 @@ export async function* runTurn(
         type: 'harness.assistant',
         turnId,
         text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
-        // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
-        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: scanner.redactText(c.function.arguments) })),
+        toolCalls: last.toolCalls.map((c) => {
+          const call: LoggedToolCall = {
+            id: c.id,
+            name: c.function.name,
+            // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+            arguments: scanner.redactText(c.function.arguments),
+          }
+          const replay = replayByName.get(c.function.name)
+          if (replay) call.replay = replay
+          const modelId = ids.modelIdOf(c.id)
+          if (modelId !== undefined) call.modelId = modelId
+          return call
+        }),
       }
       try {
         await writer.append([record])
@@ -76,11 +126,10 @@ export async function* runTurn(
       }
     },
   }
-  const tools = harness.tools.map((tool) => wrapTool(session, tool, onFatal))
   const stream = chat({
-    adapter: harness.options.adapter,
+    adapter: ids.wrap(harness.options.adapter),
     messages: state.messages.map((m) => ({ ...m })) as never,
-    tools: tools as never,
+    tools: bind(harness.tools) as never,
     systemPrompts: harness.options.systemPrompts,
     middleware: [...(harness.options.middleware ?? []), recorder] as never,
     abortController,
@@ -102,6 +151,32 @@ export async function* runTurn(
   } catch (error) {
     if (!fatal && !abortController.signal.aborted) throw error
   }
+  try {
+    yield* endRun(session, turnId, control, fatal, failed, text)
+  } catch (error) {
+    // A log deleted under this host: say so, rather than call it a conflict or a cut turn.
+    if (await logWasDeleted(session).catch(() => false)) {
+      control.outcome = { kind: 'deleted' }
+      throw new HarnessError(
+        'LOG_CONFLICT',
+        `Session ${JSON.stringify(session.logId)} was deleted while this host drove it; this host wrote nothing more to it.`,
+        { cause: error },
+      )
+    }
+    throw error
+  }
+}
+
+/** After the chat() run: park, stop, or log the end of the turn. */
+async function* endRun(
+  session: SessionRuntime,
+  turnId: string,
+  control: Parameters<typeof runTurn>[2],
+  fatal: unknown,
+  failed: boolean,
+  text: string,
+): AsyncGenerator<StreamChunk> {
+  const { scanner, writer } = session
   if (isParkSignal(fatal)) {
     let parked: ParkedRecord
     try {
@@ -109,7 +184,7 @@ export async function* runTurn(
     } catch (error) {
       // An answer landed between the question and the park: its wakeup makes the turn
       // due, and whoever takes it next sees the answer. This host stops here.
-      if (!isHarnessError(error, 'LOG_CONFLICT')) throw error
+      if (!isHarnessError(error, 'LOG_CONFLICT') || (await logWasDeleted(session).catch(() => false))) throw error
       control.outcome = { kind: 'stopped' }
       return
     }
@@ -120,7 +195,7 @@ export async function* runTurn(
   }
   const stop = fatal ?? control.stopped()
   if (stop) throw stop
-  if (abortController.signal.aborted) {
+  if (control.abortController.signal.aborted) {
     control.outcome = { kind: 'stopped' }
     return
   }
@@ -133,6 +208,17 @@ export async function* runTurn(
   end.push({ type: 'harness.turn.finished', turnId, at: session.clock.now() })
   await writer.append(end)
   control.outcome = { kind: 'finished' }
+}
+
+/**
+ * True when the session's log is no longer the one this host folded: its first record is
+ * gone or differs (deleted, maybe started anew under the same id).
+ */
+async function logWasDeleted(session: SessionRuntime): Promise<boolean> {
+  const opened = session.state.opened
+  if (!opened) return false
+  const [first] = await session.store.read(session.logId, { after: 0, limit: 1 })
+  return !first || !jsonEqual(first.record, opened)
 }
 
 /** Logs that the turn waits on purpose, with the calls of the batch that had not started. */
