@@ -51,7 +51,13 @@ describe('a tool call has a life: step calls after its execute ended are refused
     let finish: () => void = () => {}
     let dangling: Promise<unknown> | undefined
     const tool = durableTool(toolDefinition({ name: 'hasty', description: 'h', inputSchema: z.object({}) }), async (_a, { step }) => {
-      dangling = step.do('slow', () => new Promise<{ done: true }>((resolve) => (finish = () => resolve({ done: true }))))
+      dangling = step.do(
+        'slow',
+        () =>
+          new Promise<{ done: true }>((resolve) => {
+            finish = () => resolve({ done: true })
+          }),
+      )
       dangling.catch(() => {})
       await new Promise((resolve) => setTimeout(resolve, 5))
       return 'returned early'
