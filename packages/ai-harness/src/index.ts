@@ -21,6 +21,7 @@ export {
   type AppendRecords,
   type ReplayPolicy,
   type JsonStepGuard,
+  MAX_STEP_NAME_BYTES,
 } from './runtime/durable-tool.js'
 export {
   defineHarness,

@@ -1,5 +1,7 @@
 import { type ApprovalSchemaConfig, chat, type InferSchemaType, type SchemaInput, type ServerTool, type ToolDefinition } from '@tanstack/ai'
-import type { Harness } from './harness.js'
+import { checkArgument, checkOptions, rules } from './check-options.js'
+import { TOOL_DEFINITION } from './durable-tool.js'
+import { type Harness, isHarness } from './harness.js'
 
 /** Where the harness finds an agent tool's child harness. */
 export const AGENT = Symbol.for('@tanstack/ai-harness/agent-tool')
@@ -42,6 +44,11 @@ export function agentTool<
   definition: ToolDefinition<TInput, TOutput, TName, TNeedsApproval, TApprovalSchema>,
   options: AgentToolOptions<TInput>,
 ): AgentTool<TInput, TName> {
+  checkArgument('agentTool', 'tool definition', definition, TOOL_DEFINITION)
+  checkOptions('agentTool', options, {
+    harness: { accepts: 'a harness from defineHarness({ name, adapter, tools })', test: isHarness, required: true },
+    prompt: rules.function('({ task }) => `Please do: ${task}`', true),
+  })
   const meta: AgentMeta = { harness: options.harness, prompt: options.prompt as (args: unknown) => string }
   const plain = definition.server(async (args) => {
     const child = options.harness.options

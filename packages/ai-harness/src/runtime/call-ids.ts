@@ -41,7 +41,7 @@ export class CallIds {
       get(target, property) {
         if (property === 'chatStream') return wrapped
         const value = Reflect.get(target, property, target)
-        return typeof value === 'function' ? value.bind(target) : value
+        return typeof value === 'function' && property !== 'constructor' ? value.bind(target) : value
       },
     })
   }

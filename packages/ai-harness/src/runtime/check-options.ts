@@ -117,6 +117,18 @@ export const rules = {
   }),
   /** Any value the factory hands on as is (the check belongs to whoever reads it). */
   any: (accepts: string): OptionRule => ({ accepts, test: () => true }),
+  /** A store: the log functions of `HarnessStore` and its limits. */
+  store: (required = true): OptionRule => ({
+    accepts: 'a HarnessStore, e.g. memoryStore() or postgresStore({ pool })',
+    test: (v) =>
+      isObject(v) && typeof v.append === 'function' && typeof v.read === 'function' && typeof v.delete === 'function' && isObject(v.limits),
+    required,
+  }),
+  /** A clock: `{ now(): number }`, e.g. createManualClock() in tests. */
+  clock: (): OptionRule => ({
+    accepts: 'a clock { now(): number }, e.g. createManualClock() in tests',
+    test: (v) => isObject(v) && typeof v.now === 'function',
+  }),
 } as const
 
 export { isObject }
