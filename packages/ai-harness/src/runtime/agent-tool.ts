@@ -47,7 +47,7 @@ export function agentTool<
   checkArgument('agentTool', 'tool definition', definition, TOOL_DEFINITION)
   checkOptions('agentTool', options, {
     harness: { accepts: 'a harness from defineHarness({ name, adapter, tools })', test: isHarness, required: true },
-    prompt: rules.function('({ task }) => `Please do: ${task}`', true),
+    prompt: rules.function("({ task }) => 'Please do: ' + task", true),
   })
   const meta: AgentMeta = { harness: options.harness, prompt: options.prompt as (args: unknown) => string }
   const plain = definition.server(async (args) => {
