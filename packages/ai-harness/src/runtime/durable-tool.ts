@@ -182,7 +182,7 @@ function plainContext(context: ToolExecutionContext | undefined, life: { ended: 
       assertStepName('step.sleep', name)
       assertSleepMs(name, ms)
       claimStepName(used, name)
-      await new Promise((resolve) => setTimeout(resolve, ms))
+      await waitFor(ms, signal, () => signal.reason)
     },
     async ask() {
       live('step.ask')
@@ -235,6 +235,36 @@ export function assertStepName(what: string, name: unknown): asserts name is str
 export function assertSleepMs(name: string, ms: unknown): asserts ms is number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
+  }
+}
+
+/** The longest delay a timer takes; a longer one fires at once (Node's TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Waits `ms` in the process, in timer-sized pieces so a wait of weeks is not cut to
+ * nothing; rejects with `stopped()` as soon as `signal` aborts.
+ */
+export async function waitFor(ms: number, signal: AbortSignal, stopped: () => unknown): Promise<void> {
+  let left = ms
+  while (left > 0) {
+    const piece = Math.min(left, MAX_TIMER_MS)
+    await new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(stopped())
+        return
+      }
+      const onAbort = () => {
+        clearTimeout(timer)
+        reject(stopped())
+      }
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort)
+        resolve()
+      }, piece)
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    left -= piece
   }
 }
 

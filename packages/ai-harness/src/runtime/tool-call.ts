@@ -15,6 +15,7 @@ import {
   durableMetaOf,
   type Step,
   type StepRunContext,
+  waitFor,
 } from './durable-tool.js'
 import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
@@ -164,7 +165,16 @@ export class ToolCallRun {
       const remaining = wakeAt - now
       if (remaining <= 0) return
       if (remaining <= this.session.parkAfterMs) {
-        await new Promise((resolve) => setTimeout(resolve, remaining))
+        // The wake time is logged: a run stopped while it waits goes on waiting when the session resumes.
+        await waitFor(remaining, this.signal, () =>
+          own(
+            this.session,
+            new HarnessError(
+              'LEASE_LOST',
+              `The run stopped (cancel, hand-off, close or a lost lease) while step.sleep(${JSON.stringify(name)}) waited; this host writes nothing more to the call, and the sleep goes on when the session resumes.`,
+            ),
+          ),
+        )
         return
       }
       throw this.park('sleep', wakeAt, { name, wakeAt })

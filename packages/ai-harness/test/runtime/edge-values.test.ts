@@ -1,8 +1,9 @@
-import { toolDefinition } from '@tanstack/ai'
+import { chat, toolDefinition } from '@tanstack/ai'
 import { createHost, defineHarness, type DurableToolContext, durableTool, MAX_TIME_MS } from '@tanstack/ai-harness'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { scriptedText } from '@tanstack/ai-harness/testing'
 import { batchModel, createWorld, drain, LEASE_MS, recordsOf } from '../support/harness.js'
 
 /** Runs `body` inside one durable tool call and returns the code each attempt threw ('none' when it passed). */
@@ -113,5 +114,54 @@ describe('names and times at the edge of what a store holds are refused before a
     await drain(session.send('nap'))
     expect(recordsOf(await world.read('s'), 'harness.sleep').map((r) => r.wakeAt)).toEqual([start + skew + 60_000])
     expect(session.parked).toMatchObject({ reason: 'sleep', until: start + skew + 60_000 })
+  })
+})
+
+describe('a sleep longer than a timer can hold (2^31 ms, about 25 days) waits, and is stopped by the abort signal', () => {
+  const LONG = 30 * 24 * 3_600_000
+  const napper = (events: string[]) =>
+    durableTool(toolDefinition({ name: 'nap', description: 'n', inputSchema: z.object({}) }), async (_a, { step }) => {
+      events.push('sleeping')
+      try {
+        await step.sleep('month', LONG)
+      } catch (error) {
+        const { code, name } = error as { code?: unknown; name?: string }
+        events.push(`stopped:${typeof code === 'string' ? code : name}`)
+        throw error
+      }
+      events.push('awake')
+      return 'awake'
+    })
+
+  it('in a session on a store without wakeups: the sleep waits in the process until the session is cancelled', async () => {
+    const world = createWorld()
+    const events: string[] = []
+    const harness = defineHarness({ name: 'h', adapter: batchModel([{ name: 'nap' }]), tools: [napper(events)] })
+    const { store } = world.start(harness, 'host')
+    const host = createHost({ store: { ...store, wakeups: undefined }, harnesses: harness, clock: world.clock })
+    const session = await host.open({ sessionId: 's' })
+    const running = drain(session.send('nap')).catch(() => [])
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(events).toEqual(['sleeping'])
+    await session.cancel('no more napping')
+    await running
+    expect(events).toEqual(['sleeping', 'stopped:LEASE_LOST'])
+    const entries = await world.read('s')
+    expect(recordsOf(entries, 'harness.turn.finished')).toEqual([])
+    expect(recordsOf(entries, 'harness.turn.cancelled')).toHaveLength(1)
+  })
+
+  it('in plain chat(): the sleep waits until chat() is aborted', async () => {
+    const events: string[] = []
+    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'nap', args: {} }] } : 'ok'))
+    const abortController = new AbortController()
+    const running = drain(chat({ adapter, messages: [{ role: 'user', content: 'nap' }], tools: [napper(events)], abortController })).catch(
+      () => [],
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(events).toEqual(['sleeping'])
+    abortController.abort()
+    await running
+    expect(events).toEqual(['sleeping', 'stopped:AbortError'])
   })
 })
