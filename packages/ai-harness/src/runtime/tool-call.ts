@@ -464,6 +464,16 @@ async function runAgentCall(
 ): Promise<unknown> {
   const { session, toolCallId } = call
   const childId = childSessionId(session.logId, toolCallId)
+  if (session.state.parked.get(toolCallId)?.reason === 'agent') {
+    // The call waited on its child, so the child's log exists, unless it was deleted: then
+    // opening it would bring a deleted session back. Nobody knows what it did.
+    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
+    if (!first) {
+      throw new Error(
+        `The session of the agent ${JSON.stringify(agent.harness.name)} (${childId}) was deleted while this call waited for it; nobody knows what it did. Check its effects before you call it again.`,
+      )
+    }
+  }
   let child: Awaited<ReturnType<SessionRuntime['openChild']>>
   try {
     child = await session.openChild(agent.harness, childId, { sessionId: session.logId, toolCallId })
