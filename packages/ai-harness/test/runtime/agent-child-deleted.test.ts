@@ -36,7 +36,8 @@ describe('an agent call whose child session was deleted while it waited for a pe
     const { host } = world.start([parent, child], 'host')
     await drain((await host.open({ sessionId: 'boss', harness: 'boss' })).send('delegate'))
     const [assistant] = recordsOf(await world.read('boss'), 'harness.assistant')
-    const childId = childSessionId('boss', (assistant.toolCalls as Array<{ id: string }>)[0]!.id)
+    const calls = (assistant?.toolCalls ?? []) as Array<{ id: string }>
+    const childId = childSessionId('boss', String(calls[0]?.id))
     expect(recordsOf(await world.read(childId), 'harness.ask')).toHaveLength(1)
 
     await memoryStore({ data: world.data, clock: world.clock }).delete(childId)
