@@ -43,6 +43,8 @@ export interface SessionState {
   parent: { sessionId: string; toolCallId: string } | null
   /** Calls of ended turns that never got a result (closed with a synthetic tool message). */
   closedCalls: Set<string>
+  /** Names of the secrets tools of this session read (`harness.secret.used`); never their values. */
+  secretNames: Set<string>
 }
 
 /** The id of a question: unique in its session. */
@@ -64,6 +66,7 @@ export function emptyState(): SessionState {
     notStarted: new Set(),
     parent: null,
     closedCalls: new Set(),
+    secretNames: new Set(),
   }
 }
 
@@ -128,6 +131,9 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.messages.push(message)
       break
     }
+    case 'harness.secret.used':
+      state.secretNames.add(String(record.name))
+      break
     case 'harness.step': {
       const toolCallId = String(record.toolCallId)
       const steps = state.steps.get(toolCallId) ?? new Map<string, StoredStep>()

@@ -19,6 +19,9 @@ import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { questionId } from './session-fold.js'
 import { RecordError, StepError } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
+import { redactQuestionSchema } from '../secrets/question-schema.js'
+import { SECRET_MARKER } from '../secrets/secret-scanner.js'
+import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
 
 /** Errors that must stop the whole run, not become a tool error for the model. */
 export function isFatal(error: unknown): boolean {
@@ -44,14 +47,38 @@ export class ToolCallRun {
     return `${this.session.logId}:${this.toolCallId}:`
   }
 
+  /**
+   * A step, sleep or question name that holds a secret is refused before anything runs
+   * or is written: names are logged as they are and are part of idempotency keys, so
+   * they are never cut. The error does not repeat the name.
+   */
+  #refuseSecretName(name: unknown, what: string): void {
+    if (typeof name !== 'string') return
+    const encoding = this.session.scanner.scanText(name)
+    if (encoding === null) return
+    throw new StepError(
+      'STEP_SECRET',
+      SECRET_MARKER,
+      `A ${what} name holds a secret of the session (${encoding}). Names are logged and are part of idempotency keys: build them from ids (an order id), never from a token.`,
+    )
+  }
+
   readonly step: Step = {
     do: async (name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) => {
+      this.#refuseSecretName(name, 'step')
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) return jsonCopy(stored.value) as never
       this.session.writer.assertWritable()
       const value = await fn({ idempotencyKey: `${this.idPrefix}${name}` })
-      assertStepJson(name, value)
+      try {
+        assertStepJson(name, value)
+      } catch (error) {
+        // Its path can name a key that holds a secret.
+        throw this.session.scanner.scanValue([(error as Error).message, (error as StepError).path]) === null
+          ? error
+          : new StepError('STEP_NOT_JSON', name, this.session.scanner.redactText((error as Error).message))
+      }
       const secret = this.session.scanner.find(value)
       if (secret) {
         throw new StepError(
@@ -75,6 +102,7 @@ export class ToolCallRun {
       return jsonCopy(value) as never
     },
     sleep: async (name: string, ms: number) => {
+      this.#refuseSecretName(name, 'sleep')
       claimStepName(this.#usedNames, name)
       if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
         throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
@@ -96,6 +124,7 @@ export class ToolCallRun {
     },
     ask: async (options: { name: string; message: string; schema: unknown }) => {
       const { name, message, schema } = options ?? ({} as never)
+      this.#refuseSecretName(name, 'question')
       claimStepName(this.#usedNames, name)
       if (typeof message !== 'string' || message === '') {
         throw new StepError(
@@ -127,12 +156,22 @@ export class ToolCallRun {
             'step.ask needs a schema (zod or any Standard JSON Schema) so any host can check the answer.',
           )
         }
+        // Descriptions are text for people and lose their secrets; a secret in what the answer is checked against is refused.
+        const checked = redactQuestionSchema(this.session.scanner, jsonCopy(jsonSchema))
+        if ('refusedAt' in checked) {
+          throw new StepError(
+            'STEP_SECRET',
+            name,
+            `The schema of question ${JSON.stringify(name)} holds a secret of the session at ${checked.refusedAt}, a part that decides which answers are valid (a property name, an enum, a const, a pattern…), so it cannot be cut out. Ask without the secret.`,
+            checked.refusedAt,
+          )
+        }
         const record: LogRecord = {
           type: 'harness.ask',
           toolCallId: this.toolCallId,
           name,
           message: this.session.scanner.redactText(message),
-          schema: jsonCopy(jsonSchema) as JsonValue,
+          schema: checked.schema as JsonValue,
         }
         await this.session.writer.append([record])
       }
@@ -151,20 +190,24 @@ export class ToolCallRun {
     if (!Array.isArray(records))
       throw new RecordError('RECORD_INVALID', 'append takes an array of records: append([{ type: "app.note", ... }]).')
     const checked: LogRecord[] = []
+    // Refusals name the record's type and path, which may hold a secret: cut it from the message.
+    const say = (text: string) => this.session.scanner.redactText(text)
     records.forEach((record, index) => {
       const at = `records[${index}]`
       if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string' || record.type === '') {
-        throw new RecordError('RECORD_INVALID', `${at} must be an object with a string "type", like { type: "app.memory", ... }.`, at)
+        throw new RecordError('RECORD_INVALID', say(`${at} must be an object with a string "type", like { type: "app.memory", ... }.`), at)
       }
       if (isHarnessRecordType(record.type)) {
         throw new RecordError(
           'RECORD_TYPE_RESERVED',
-          `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
+          say(
+            `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
+          ),
           at,
         )
       }
       const bad = findNonJson(record, { root: at })
-      if (bad) throw new RecordError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`, bad.path)
+      if (bad) throw new RecordError('RECORD_NOT_JSON', say(`${bad.path}: ${bad.reason}.`), say(bad.path))
       const secret = this.session.scanner.find(record, at)
       if (secret) {
         throw new RecordError(
@@ -178,16 +221,18 @@ export class ToolCallRun {
     this.#records.push(...checked)
   }
 
-  /** Reads a secret by name and makes it one of the session's secrets. */
+  /**
+   * Reads a secret by name and makes it one of the session's secrets. The first read of
+   * a name logs the name (never the value) before the tool gets it, so whoever opens the
+   * session later resolves it again and keeps it out of the log too.
+   */
   readonly secret = async (name: string): Promise<string> => {
-    const value = this.session.secrets.get(name) ?? (await this.session.harness.options.resolveSecret?.(name))
-    if (typeof value !== 'string') {
-      throw new HarnessError(
-        'SECRET_NOT_FOUND',
-        `No secret named ${JSON.stringify(name)}. Give it when the session opens (host.open({ secrets: { ${name}: ... } })) or through the harness's resolveSecret.`,
-      )
+    const { sessionSecrets, writer } = this.session
+    const { value, firstUse } = await sessionSecrets.read(name)
+    if (firstUse) {
+      await writer.append([{ type: SECRET_USED_RECORD, name }])
+      sessionSecrets.markUsed(name)
     }
-    this.session.scanner.add(value)
     return value
   }
 
@@ -297,7 +342,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
           seen = session.scanner.redact(modelValue(value))
         } catch (caught) {
           ok = false
-          seen = { error: `The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}` }
+          seen = { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) }
         }
       } else {
         seen = { error: session.scanner.redactText(errorMessage(error)) }
@@ -313,7 +358,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, onFatal: (error
         // model gets a tool error it can act on, and the log keeps that error alone.
         ok = false
         seen = {
-          error: `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+          error: session.scanner.redactText(
+            `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+          ),
         }
         try {
           await call.settleAlone(false, seen)
@@ -344,7 +391,8 @@ async function runAgentCall(
   try {
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
       if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
-        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, session.scanner.redact(chunk.value) as Record<string, unknown>)
+        // The parent's stream redacts it, keeping its ids and names.
+        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
       }
     }
     const entries = await child.entries()

@@ -7,6 +7,8 @@ import type { AssistantRecord, ParkedRecord, ToolResultRecord } from './records.
 import { jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import type { SessionRuntime } from './session-runtime.js'
+import { redactModelInput } from '../secrets/model-input.js'
+import { StreamRedactor } from '../secrets/stream-redactor.js'
 import { wrapTool } from './tool-call.js'
 
 /** How a run of a turn ended. */
@@ -34,8 +36,13 @@ export async function* runTurn(
     abortController.abort()
   }
   let text = ''
+  const modelInputCache = new Map<string, unknown>()
   const recorder: ChatMiddleware = {
     name: 'ai-harness-recorder',
+    // Last in the chain, so it sees what the model gets: every message and system prompt, secrets cut out.
+    onConfig(_ctx, config) {
+      return redactModelInput(scanner, config, modelInputCache) as never
+    },
     async onInterruptBoundary(ctx) {
       if (ctx.phase !== 'beforeTools') return undefined
       const last = [...ctx.messages].reverse().find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0)
@@ -45,7 +52,12 @@ export async function* runTurn(
         turnId,
         text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
         // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
-        toolCalls: last.toolCalls.map((c) => ({ id: c.id, name: c.function.name, arguments: scanner.redactText(c.function.arguments) })),
+        // Ids stay as they are (the secret guard refuses one made of a secret); a made-up tool name is replaced whole.
+        toolCalls: last.toolCalls.map((c) => ({
+          id: c.id,
+          name: scanner.redactWhole(c.function.name),
+          arguments: scanner.redactText(c.function.arguments),
+        })),
       }
       try {
         await writer.append([record])
@@ -66,7 +78,8 @@ export async function* runTurn(
       const records: ToolResultRecord[] = missing.map((r) => {
         const result = scanner.redact(jsonCopy(r.result ?? null)) as JsonValue
         const isError = typeof result === 'object' && result !== null && !Array.isArray(result) && 'error' in result
-        return { type: 'harness.tool.result', toolCallId: r.toolCallId, toolName: r.toolName, ok: !isError, result, cut: false }
+        const toolName = scanner.redactWhole(r.toolName)
+        return { type: 'harness.tool.result', toolCallId: r.toolCallId, toolName, ok: !isError, result, cut: false }
       })
       try {
         await writer.append(records)
@@ -91,17 +104,19 @@ export async function* runTurn(
     debug: harness.options.debug ?? false,
   }) as AsyncIterable<StreamChunk>
   let failed = false
+  const redactor = new StreamRedactor(scanner)
   try {
     for await (const chunk of stream) {
       // After a stop only custom events still pass: a tool's last events (a child's question) belong to the story.
       if (fatal && chunk.type !== EventType.CUSTOM) continue
       if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
       if (chunk.type === EventType.RUN_ERROR) failed = true
-      yield scanner.redact(chunk)
+      yield* redactor.push(chunk)
     }
   } catch (error) {
     if (!fatal && !abortController.signal.aborted) throw error
   }
+  yield* redactor.flush()
   if (isParkSignal(fatal)) {
     let parked: ParkedRecord
     try {
@@ -114,8 +129,10 @@ export async function* runTurn(
       return
     }
     control.outcome = { kind: 'parked', parked }
-    if (parked.reason === 'ask') yield customEvent(HARNESS_EVENTS.question, scanner.redact(fatal.event))
-    yield customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId })
+    if (parked.reason === 'ask') yield redactor.redactEvent(customEvent(HARNESS_EVENTS.question, fatal.event))
+    yield redactor.redactEvent(
+      customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
+    )
     return
   }
   const stop = fatal ?? control.stopped()
