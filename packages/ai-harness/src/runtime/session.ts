@@ -3,6 +3,7 @@ import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError, isHarnessError, type LogConflictError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
 import type { Clock, HarnessStore, Lease, LogEntry } from '../contract/types.js'
+import { scrubError } from '../secrets/error-scrub.js'
 import { SessionSecrets } from '../secrets/session-secrets.js'
 import { guardAppends } from '../secrets/store-guard.js'
 import type { Harness } from './harness.js'
@@ -243,6 +244,9 @@ export async function openSession(args: SessionArgs): Promise<Session> {
           await keepWakeupAtExpiry()
           yield* body(control)
           await afterRun(control.outcome)
+        } catch (error) {
+          // No secret leaves the session in an error message either (a model's or a tool's error text).
+          throw scrubError(scanner, error)
         } finally {
           running = undefined
           if (status === 'running') status = 'cut'

@@ -301,23 +301,33 @@ export class SecretScanner {
    */
   settledLength(text: string): number {
     if (this.#needles.length === 0) return text.length
-    let hold = text.length
     const views = this.#views(text, true)
+    // A text may end in an escape that is not complete yet (`\u00`, `%C3`, `&#x4`): held back, and
+    // it may decode to the next character of a needle, so every view is also matched up to it.
+    let pendingFrom = text.length
+    for (const view of views) {
+      const pending = pendingEscapeAt(view.text)
+      if (pending !== -1) pendingFrom = Math.min(pendingFrom, sourceStart(view, pending))
+    }
+    let hold = pendingFrom
     const spans: Span[] = []
     for (const view of views) {
       const t = view.text
-      const pending = pendingEscapeAt(t)
-      if (pending !== -1) hold = Math.min(hold, sourceStart(view, pending))
+      let cutAt = t.length
+      while (cutAt > 0 && sourceStart(view, cutAt - 1) >= pendingFrom) cutAt--
+      const ends = cutAt === t.length ? [t.length] : [t.length, cutAt]
       const haystackFor = haystacksOf(t)
       for (const needle of this.#needles) {
         const haystack = haystackFor(needle)
-        // A partial match at the end: the text ends with the needle's beginning.
-        for (let at = Math.max(0, t.length - needle.text.length + 1); at < t.length; at++) {
-          if (haystack[at] !== needle.text[0] || !startsNeedle(haystack.slice(at), needle)) continue
-          let start = at
-          for (let k = 0; k < needle.spill && isBase64Char(t[start - 1]); k++) start--
-          hold = Math.min(hold, sourceStart(view, start))
-          break
+        // A partial match at an end: the text there ends with the needle's beginning.
+        for (const end of ends) {
+          for (let at = Math.max(0, end - needle.text.length + 1); at < end; at++) {
+            if (haystack[at] !== needle.text[0] || !startsNeedle(haystack.slice(at, end), needle)) continue
+            let start = at
+            for (let k = 0; k < needle.spill && isBase64Char(t[start - 1]); k++) start--
+            hold = Math.min(hold, sourceStart(view, start))
+            break
+          }
         }
         // A whole match whose widened cut may still grow at the end.
         for (const at of indexesOf(haystack, needle.text)) {
