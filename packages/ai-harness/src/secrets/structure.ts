@@ -31,6 +31,7 @@ const EVENT_STRUCTURE_KEYS = new Set([
   'code',
   'subtype',
   'entityId',
+  'state',
 ])
 
 /** Fields of the harness's own custom events (`harness.question`, `harness.parked`) that hold structure. */
@@ -88,6 +89,8 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'parent',
   'sessionId',
   'turnId',
+  'at',
+  'id',
   'messages',
   'host',
   'fence',
@@ -132,6 +135,9 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'content_filter',
   'length',
   'stop',
+  'output-error',
+  'output-available',
+  'input-complete',
   // The harness's custom events and their fields.
   ...Object.values(HARNESS_EVENT_NAMES),
   ...HARNESS_EVENT_VALUE_KEYS,

@@ -66,7 +66,9 @@ describe('tool results: every form of a secret is cut out before the model, the 
         }
       },
     )
-    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'login', args: {} }] } : 'done'))
+    const adapter = scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'login', args: {} }] } : 'done',
+    )
     const harness = defineHarness({ name: 'results', adapter, tools: [tool] })
     const { world, chunks, entries } = await runOnce(harness, { password: PASSWORD, pin })
     expect(leaks(world, chunks, adapter, PASSWORD, pin)).toEqual(NONE)
@@ -76,12 +78,14 @@ describe('tool results: every form of a secret is cut out before the model, the 
     expect(JSON.parse(String(result.raw))).toEqual({ password: SECRET_MARKER })
   })
 
-  it("a tool error's message, and the message of an error that is not even an Error, lose their secret", async () => {
+  it("a tool error's message loses its secret, also JSON-escaped", async () => {
     const tool = toolDefinition({ name: 'connect', description: 'Connects', inputSchema: z.object({}) }).server(async (_args, context) => {
       const password = await (context as unknown as { secret: (n: string) => Promise<string> }).secret('password')
-      throw new Error(`refused: ${JSON.stringify({ dsn: `postgres://u:${encodeURIComponent(password)}@db` })}`)
+      throw new Error(`refused: ${JSON.stringify({ user: 'shop', password })}`)
     })
-    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'connect', args: {} }] } : 'sorry'))
+    const adapter = scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'connect', args: {} }] } : 'sorry',
+    )
     const harness = defineHarness({ name: 'errors', adapter, tools: [tool] })
     const { world, chunks, entries } = await runOnce(harness, { password: PASSWORD })
     expect(leaks(world, chunks, adapter, PASSWORD)).toEqual(NONE)
@@ -191,7 +195,9 @@ describe('a secret known only through resolveSecret', () => {
       toolDefinition({ name: 'use_key', description: 'Uses the key', inputSchema: z.object({}) }),
       async (_args, { secret }) => ((await secret('apiKey')).length > 0 ? 'used' : 'none'),
     )
-    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'use_key', args: {} }] } : 'ok'))
+    const adapter = scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'use_key', args: {} }] } : 'ok',
+    )
     const withKey = defineHarness({ name: 'gone', adapter, tools: [useKey] })
     const first = await world.start(withKey, 'host-1').host.open({ sessionId: 'g-1', secrets: { apiKey: KEY } })
     await drain(first.send('go'))
@@ -237,17 +243,13 @@ describe('names and questions: structure is refused before anything runs, text f
     expect(leaks(world, chunks, adapter, KEY, PASSWORD)).toEqual(NONE)
   })
 
-  it("step.ask: a secret in a description or the message is cut; in an enum it is refused before anything is written", async () => {
+  it('step.ask: a secret in a description or the message is cut; in an enum it is refused before anything is written', async () => {
     const codes: string[] = []
     const tool = durableTool(
       toolDefinition({ name: 'confirm', description: 'Asks', inputSchema: z.object({}) }),
       async (_args, { step, secret }) => {
         const key = await secret('apiKey')
-        codes.push(
-          await codeOf(() =>
-            step.ask({ name: 'pick', message: 'Pick one', schema: z.object({ choice: z.enum(['a', key]) }) }),
-          ),
-        )
+        codes.push(await codeOf(() => step.ask({ name: 'pick', message: 'Pick one', schema: z.object({ choice: z.enum(['a', key]) }) })))
         await step.ask({
           name: 'ok',
           message: `Use key ${JSON.stringify(key)}?`,
@@ -256,7 +258,9 @@ describe('names and questions: structure is refused before anything runs, text f
         return 'asked'
       },
     )
-    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'ok'))
+    const adapter = scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'ok',
+    )
     const harness = defineHarness({ name: 'asks', adapter, tools: [tool] })
     const { world, chunks, entries } = await runOnce(harness, { apiKey: KEY })
     expect(codes).toEqual(['STEP_SECRET'])
@@ -270,9 +274,8 @@ describe('names and questions: structure is refused before anything runs, text f
   })
 
   it('session.cancel(reason) keeps the reason without its secret', async () => {
-    const tool = durableTool(
-      toolDefinition({ name: 'wait', description: 'Waits', inputSchema: z.object({}) }),
-      async (_args, { step }) => step.ask({ name: 'go', message: 'Go?', schema: z.object({ go: z.boolean() }) }),
+    const tool = durableTool(toolDefinition({ name: 'wait', description: 'Waits', inputSchema: z.object({}) }), async (_args, { step }) =>
+      step.ask({ name: 'go', message: 'Go?', schema: z.object({ go: z.boolean() }) }),
     )
     const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'wait', args: {} }] } : 'ok'))
     const harness = defineHarness({ name: 'cancel', adapter, tools: [tool] })
@@ -287,10 +290,7 @@ describe('names and questions: structure is refused before anything runs, text f
 
 describe('the store guard: what no scan point could cut is refused, not logged', () => {
   it('a tool-call id the model made from a secret stops the turn with RECORD_SECRET; neither the log nor the stream keeps it', async () => {
-    const echo = durableTool(
-      toolDefinition({ name: 'echo', description: 'Echoes', inputSchema: z.object({}) }),
-      async () => 'echo',
-    )
+    const echo = durableTool(toolDefinition({ name: 'echo', description: 'Echoes', inputSchema: z.object({}) }), async () => 'echo')
     const adapter = scriptedText(({ messages }) =>
       messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'echo', args: {}, id: `call_${KEY}` }] } : 'ok',
     )
