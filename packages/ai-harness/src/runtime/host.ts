@@ -8,6 +8,7 @@ import type { JsonValue } from '../json/json-types.js'
 import type { Harness } from './harness.js'
 import type { AnswerRecord } from './records.js'
 import { readAndFold } from './session-fold.js'
+import { resolvableSecrets } from '../secrets/session-secrets.js'
 import { openSession, type Session } from './session.js'
 
 export interface HostOptions {
@@ -149,6 +150,17 @@ export function createHost(options: HostOptions): Host {
         if (!checked.success) {
           const issues = checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
           throw new HarnessError('ANSWER_INVALID', `The answer does not match the question's schema (${issues}). Send an answer that does.`)
+        }
+        const secrets = await resolvableSecrets(
+          harnesses.find((h) => h.name === state.harness),
+          state.secretNames,
+        )
+        const held = secrets.find(answer)
+        if (held) {
+          throw new HarnessError(
+            'RECORD_SECRET',
+            `The answer holds a secret of the session at ${held.path} (${held.encoding}); the log must not keep it. Answer without the secret.`,
+          )
         }
         const record: AnswerRecord = {
           type: 'harness.answer',

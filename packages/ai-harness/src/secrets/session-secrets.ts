@@ -110,6 +110,21 @@ export class SessionSecrets {
   }
 }
 
+/**
+ * The secrets of a session that a host which does not drive it can know: those its
+ * harness lists in `secretNames` and those its tools read (names from the log), as far
+ * as `resolveSecret` gives them. `host.answer` refuses an answer that holds one.
+ */
+export async function resolvableSecrets(harness: Harness | undefined, usedBefore: Iterable<string>): Promise<SecretScanner> {
+  const scanner = new SecretScanner()
+  if (!harness?.options.resolveSecret) return scanner
+  for (const name of new Set([...(harness.options.secretNames ?? []), ...usedBefore])) {
+    const value = await harness.options.resolveSecret(name)
+    if (typeof value === 'string' && value.length >= MIN_SECRET_LENGTH) scanner.add(value)
+  }
+  return scanner
+}
+
 /** The structure a session writes that is known when it opens. */
 function structuralValues(args: SessionSecretsArgs): StructuralValue[] {
   const { harness } = args

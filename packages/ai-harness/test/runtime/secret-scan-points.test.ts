@@ -288,6 +288,34 @@ describe('names and questions: structure is refused before anything runs, text f
   })
 })
 
+describe('answers', () => {
+  it('host.answer refuses an answer that holds a secret the harness can resolve, and writes nothing', async () => {
+    const tool = durableTool(
+      toolDefinition({ name: 'confirm', description: 'Asks', inputSchema: z.object({}) }),
+      async (_args, { step, secret }) => {
+        await secret('apiKey')
+        const { note } = await step.ask({ name: 'note', message: 'Any note?', schema: z.object({ note: z.string() }) })
+        return note
+      },
+    )
+    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'ok'))
+    const harness = defineHarness({ name: 'answers', adapter, tools: [tool], resolveSecret: (name) => (name === 'apiKey' ? KEY : undefined) })
+    const world = createWorld()
+    const session = await world.start(harness, 'host-1').host.open({ sessionId: 'a-1' })
+    const chunks = await drain(session.send('go'))
+    const question = chunks.find((c) => c.type === EventType.CUSTOM && (c as { name: string }).name === 'harness.question') as {
+      value: { questionId: string }
+    }
+    const other = world.start(harness, 'host-2').host
+    const before = (await world.read('a-1')).length
+    const leaked = { sessionId: 'a-1', questionId: question.value.questionId, answer: { note: `key ${Buffer.from(KEY).toString('base64')}` } }
+    expect(await codeOf(() => other.answer(leaked))).toBe('RECORD_SECRET')
+    expect((await world.read('a-1')).length).toBe(before)
+    await other.answer({ sessionId: 'a-1', questionId: question.value.questionId, answer: { note: 'all good' } })
+    expect(leaks(world, chunks, adapter, KEY)).toEqual(NONE)
+  })
+})
+
 describe('the store guard: what no scan point could cut is refused, not logged', () => {
   it('a tool-call id the model made from a secret stops the turn with RECORD_SECRET; neither the log nor the stream keeps it', async () => {
     const echo = durableTool(toolDefinition({ name: 'echo', description: 'Echoes', inputSchema: z.object({}) }), async () => 'echo')
