@@ -1,6 +1,6 @@
 import { childPath } from '../json/check-json.js'
 import { asciiLower, isBase64Char, type Needle, needlesOf, type SecretForm } from './secret-forms.js'
-import { DEFAULT_VIEW_DEPTH, type Decoding, pendingEscapeAt, sourceEnd, sourceStart, type View, viewsOf } from './text-views.js'
+import { DEFAULT_VIEW_DEPTH, type Decoding, pendingEscapeAt, type View, ViewPositions, viewsOf } from './text-views.js'
 
 /**
  * Where a secret was found. Never carries the secret itself.
@@ -29,8 +29,9 @@ interface Span {
   end: number
 }
 
+/** Names a match: the escapings undone (`escaped` for a pass that undid them all), then the form. */
 const describeMatch = (decodings: readonly Decoding[], form: SecretForm): string =>
-  [...decodings, ...(form === 'plain' ? [] : [form])].join('+') || 'plain'
+  [...decodings.map((d) => (d === 'all' || d === 'all-form' ? 'escaped' : d)), ...(form === 'plain' ? [] : [form])].join('+') || 'plain'
 
 function safeJson(value: unknown): string | undefined {
   try {
@@ -40,9 +41,9 @@ function safeJson(value: unknown): string | undefined {
   }
 }
 
-function indexesOf(haystack: string, needle: string): number[] {
+function indexesOf(haystack: string, needle: string, from = 0): number[] {
   const found: number[] = []
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) found.push(at)
+  for (let at = haystack.indexOf(needle, from); at !== -1; at = haystack.indexOf(needle, at + 1)) found.push(at)
   return found
 }
 
@@ -56,10 +57,7 @@ function haystacksOf(text: string): (needle: Needle) => string {
   }
 }
 
-/** True when `tail` (shorter than the needle) could be the start of `needle`. */
-function startsNeedle(tail: string, needle: Needle): boolean {
-  return needle.text.startsWith(needle.caseless ? asciiLower(tail) : tail)
-}
+const NO_NEEDLES: readonly Needle[] = []
 
 /**
  * Finds the secrets of a session in text and in JSON values, and cuts them out.
@@ -80,6 +78,10 @@ export class SecretScanner {
   #needles: Needle[] = []
   #withForm = false
   #shortest = Number.POSITIVE_INFINITY
+  #longest = 0
+  /** Needles by their first character, for matching at the end of a growing text. */
+  readonly #byFirst = new Map<string, Needle[]>()
+  readonly #byFirstCaseless = new Map<string, Needle[]>()
   readonly #depth: number
 
   constructor(secrets: Iterable<string> = [], options: SecretScannerOptions = {}) {
@@ -99,7 +101,13 @@ export class SecretScanner {
     const needles = needlesOf(secret)
     this.#needles = this.#needles.concat(needles)
     if (secret.includes(' ')) this.#withForm = true
-    for (const needle of needles) this.#shortest = Math.min(this.#shortest, needle.text.length)
+    for (const needle of needles) {
+      this.#shortest = Math.min(this.#shortest, needle.text.length)
+      this.#longest = Math.max(this.#longest, needle.text.length)
+      const index = needle.caseless ? this.#byFirstCaseless : this.#byFirst
+      const first = needle.text[0] as string
+      index.set(first, [...(index.get(first) ?? []), needle])
+    }
   }
 
   /** How many secrets the scanner knows. */
@@ -112,14 +120,14 @@ export class SecretScanner {
     return this.#secrets.includes(secret)
   }
 
-  #views(text: string, withMap: boolean): View[] {
-    return viewsOf(text, { depth: this.#depth, withForm: this.#withForm, withMap })
+  #views(text: string): View[] {
+    return viewsOf(text, { depth: this.#depth, withForm: this.#withForm })
   }
 
   /** How a secret appears in `text` (see {@link SecretFinding.encoding}), or null. */
   scanText(text: string): string | null {
     if (this.#needles.length === 0 || typeof text !== 'string' || text.length < this.#shortest) return null
-    for (const view of this.#views(text, false)) {
+    for (const view of this.#views(text)) {
       const haystack = haystacksOf(view.text)
       for (const needle of this.#needles) {
         if (haystack(needle).includes(needle.text)) return describeMatch(view.decodings, needle.form)
@@ -180,7 +188,8 @@ export class SecretScanner {
   /** Every span of `text` that holds a secret, widened as {@link Needle.spill} says, merged and sorted. */
   #spans(text: string): Span[] {
     const spans: Span[] = []
-    for (const view of this.#views(text, true)) {
+    const positions = new ViewPositions(text)
+    for (const view of this.#views(text)) {
       const haystackFor = haystacksOf(view.text)
       for (const needle of this.#needles) {
         for (const at of indexesOf(haystackFor(needle), needle.text)) {
@@ -189,7 +198,7 @@ export class SecretScanner {
           for (let k = 0; k < needle.spill && isBase64Char(view.text[start - 1]); k++) start--
           for (let k = 0; k < needle.spill && isBase64Char(view.text[end]); k++) end++
           while (view.text[end] === '=') end++
-          spans.push({ start: sourceStart(view, start), end: sourceEnd(view, end) })
+          spans.push({ start: positions.start(view, start), end: positions.end(view, end) })
         }
       }
     }
@@ -301,42 +310,55 @@ export class SecretScanner {
    */
   settledLength(text: string): number {
     if (this.#needles.length === 0) return text.length
-    const views = this.#views(text, true)
+    const views = this.#views(text)
+    const positions = new ViewPositions(text)
     // A text may end in an escape that is not complete yet (`\u00`, `%C3`, `&#x4`): held back, and
     // it may decode to the next character of a needle, so every view is also matched up to it.
     let pendingFrom = text.length
     for (const view of views) {
       const pending = pendingEscapeAt(view.text)
-      if (pending !== -1) pendingFrom = Math.min(pendingFrom, sourceStart(view, pending))
+      if (pending !== -1) pendingFrom = Math.min(pendingFrom, positions.start(view, pending))
     }
     let hold = pendingFrom
     const spans: Span[] = []
+    // Only the end of a view matters: a partial match is shorter than its needle, and a whole
+    // match that a hold could cut through overlaps the last needle's length of the text.
+    const tail = this.#longest
     for (const view of views) {
       const t = view.text
       let cutAt = t.length
-      while (cutAt > 0 && sourceStart(view, cutAt - 1) >= pendingFrom) cutAt--
+      if (pendingFrom < text.length) while (cutAt > 0 && positions.start(view, cutAt - 1) >= pendingFrom) cutAt--
       const ends = cutAt === t.length ? [t.length] : [t.length, cutAt]
-      const haystackFor = haystacksOf(t)
-      for (const needle of this.#needles) {
-        const haystack = haystackFor(needle)
-        // A partial match at an end: the text there ends with the needle's beginning.
-        for (const end of ends) {
-          for (let at = Math.max(0, end - needle.text.length + 1); at < end; at++) {
-            if (haystack[at] !== needle.text[0] || !startsNeedle(haystack.slice(at, end), needle)) continue
-            let start = at
-            for (let k = 0; k < needle.spill && isBase64Char(t[start - 1]); k++) start--
-            hold = Math.min(hold, sourceStart(view, start))
-            break
+      const from = Math.max(0, t.length - 2 * tail - 8)
+      // Hex ignores case: lower-case only the end that is looked at.
+      const lowerFrom = Math.max(0, Math.min(from, cutAt - tail + 1))
+      const lowered = asciiLower(t.slice(lowerFrom))
+      const haystackOf = (needle: Needle) => (needle.caseless ? { text: lowered, offset: lowerFrom } : { text: t, offset: 0 })
+      const widen = (at: number, needle: Needle) => {
+        let start = at
+        for (let k = 0; k < needle.spill && isBase64Char(t[start - 1]); k++) start--
+        return start
+      }
+      // A partial match at an end: the text there ends with a needle's beginning.
+      for (const end of ends) {
+        for (let at = Math.max(0, end - tail + 1); at < end; at++) {
+          const candidates = [this.#byFirst.get(t[at] as string), this.#byFirstCaseless.get(lowered[at - lowerFrom] as string)]
+          for (const needle of candidates.flatMap((list) => list ?? NO_NEEDLES)) {
+            const { text: haystack, offset } = haystackOf(needle)
+            if (needle.text.length <= end - at || !needle.text.startsWith(haystack.slice(at - offset, end - offset))) continue
+            hold = Math.min(hold, positions.start(view, widen(at, needle)))
           }
         }
-        // A whole match whose widened cut may still grow at the end.
-        for (const at of indexesOf(haystack, needle.text)) {
-          let start = at
-          for (let k = 0; k < needle.spill && isBase64Char(t[start - 1]); k++) start--
-          const end = at + needle.text.length
-          const open = needle.spill > 0 && end + needle.spill + 2 >= t.length
-          if (open) hold = Math.min(hold, sourceStart(view, start))
-          else spans.push({ start: sourceStart(view, start), end: sourceEnd(view, end) })
+      }
+      // Whole matches near the end: one whose widened cut may still grow holds the text back.
+      for (const needle of this.#needles) {
+        const { text: haystack, offset } = haystackOf(needle)
+        for (const found of indexesOf(haystack, needle.text, Math.max(0, from - offset))) {
+          const at = found + offset
+          const start = widen(at, needle)
+          const matchEnd = at + needle.text.length
+          if (needle.spill > 0 && matchEnd + needle.spill + 2 >= t.length) hold = Math.min(hold, positions.start(view, start))
+          else spans.push({ start: positions.start(view, start), end: positions.end(view, matchEnd) })
         }
       }
     }

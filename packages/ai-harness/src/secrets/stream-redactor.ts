@@ -26,12 +26,16 @@ const RUN_END_EVENTS = new Set<string>([EventType.RUN_FINISHED, EventType.RUN_ER
 
 /** Characters before the given-out point kept as context, so an escape is never read half. */
 const CONTEXT = 64
+/** Text is looked at again once this many new characters wait: a model's token is a few characters. */
+const BATCH = 24
 
 interface Channel {
   /** The text since `base`; everything before `given` (relative to the whole text) is out. */
   text: string
   base: number
   given: number
+  /** The length of the whole text when it was last looked at. */
+  looked: number
   /** For JSON text (tool-call arguments): whether `given` sits inside a string literal. */
   json: { inString: boolean } | undefined
   /** The last delta event, used as the shape of the events that carry held-back text. */
@@ -84,11 +88,14 @@ export class StreamRedactor {
     const key = `${kind.id}:${String(event[kind.id])}`
     let channel = this.#channels.get(key)
     if (!channel) {
-      channel = { text: '', base: 0, given: 0, json: kind.json ? { inString: false } : undefined, template: event }
+      channel = { text: '', base: 0, given: 0, looked: 0, json: kind.json ? { inString: false } : undefined, template: event }
       this.#channels.set(key, channel)
     }
     channel.text += event.delta as string
     channel.template = event
+    const length = channel.base + channel.text.length
+    if (length - channel.looked < BATCH) return []
+    channel.looked = length
     const settled = channel.base + this.scanner.settledLength(channel.text)
     return this.#give(channel, settled)
   }

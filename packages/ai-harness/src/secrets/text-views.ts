@@ -1,15 +1,16 @@
 /**
- * Views of a text: the text itself, and what it reads as once one or more common
- * escapings are undone (JSON string escapes, percent-encoding, form encoding, HTML
- * character references, line breaks in wrapped base64). A secret hides in a text when
- * one of its encoded forms occurs in one of these views.
+ * Views of a text: the text itself, and what it reads as once common escapings are
+ * undone (JSON string escapes, percent-encoding, form encoding, HTML character
+ * references, line breaks in wrapped base64). A secret hides in a text when one of its
+ * encoded forms occurs in one of these views.
  *
- * Each decoder can also say, for every character of its output, which characters of
- * its input it came from, so a match in a view can be cut out of the original text.
+ * Each view can also say, for every one of its characters, which characters of the
+ * original text it came from, so a match in a view can be cut out of the original.
+ * That map is only built when a match needs it.
  */
 
-/** The escapings a view undoes, in the order they were undone. */
-export type Decoding = 'json' | 'url' | 'form' | 'html' | 'lines'
+/** The escapings a view undoes. `all` undoes JSON, URL and HTML escapes in one pass. */
+export type Decoding = 'json' | 'url' | 'form' | 'html' | 'all' | 'all-form' | 'lines'
 
 /** For each output character: the input span [start, end) it was decoded from. */
 export interface SourceMap {
@@ -19,65 +20,82 @@ export interface SourceMap {
 
 export interface View {
   readonly text: string
+  /** The passes that made this view from the original, in order. */
   readonly decodings: readonly Decoding[]
-  /** Maps positions of `text` to the original text; absent for the original itself. */
-  readonly map?: SourceMap
 }
 
 /** Collects decoded output and, when asked, where each output unit came from. */
 class Output {
-  #parts: string[] = []
+  readonly #parts: string[] = []
   #length = 0
-  #starts: number[] | undefined
-  #ends: number[] | undefined
+  #starts: Int32Array | undefined
+  #ends: Int32Array | undefined
 
-  constructor(withMap: boolean) {
+  constructor(withMap: boolean, capacity: number) {
     if (withMap) {
-      this.#starts = []
-      this.#ends = []
+      this.#starts = new Int32Array(Math.max(16, capacity))
+      this.#ends = new Int32Array(Math.max(16, capacity))
     }
   }
 
-  push(text: string, start: number, end: number, each = false): void {
+  /** Adds `text`; `literal` maps each unit to itself, otherwise every unit maps to the whole escape. */
+  push(text: string, start: number, end: number, literal: boolean): void {
     if (text === '') return
     this.#parts.push(text)
+    const at = this.#length
     this.#length += text.length
     if (!this.#starts || !this.#ends) return
+    if (this.#length > this.#starts.length) {
+      const grown = Math.max(this.#length, this.#starts.length * 2)
+      const starts = new Int32Array(grown)
+      const ends = new Int32Array(grown)
+      starts.set(this.#starts)
+      ends.set(this.#ends)
+      this.#starts = starts
+      this.#ends = ends
+    }
     for (let i = 0; i < text.length; i++) {
-      // A literal run maps one to one; a decoded escape maps every unit to the whole escape.
-      this.#starts.push(each ? start + i : start)
-      this.#ends.push(each ? start + i + 1 : end)
+      this.#starts[at + i] = literal ? start + i : start
+      this.#ends[at + i] = literal ? start + i + 1 : end
     }
   }
 
-  result(): { text: string; map?: SourceMap } {
+  result(): { text: string; map: SourceMap | undefined } {
     const text = this.#parts.join('')
-    if (!this.#starts || !this.#ends) return { text }
-    return { text, map: { starts: Int32Array.from(this.#starts), ends: Int32Array.from(this.#ends) } }
+    const map =
+      this.#starts && this.#ends
+        ? { starts: this.#starts.subarray(0, this.#length), ends: this.#ends.subarray(0, this.#length) }
+        : undefined
+    return { text, map }
   }
 }
 
-const JSON_ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))/g
-const SIMPLE_ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' }
+const HTML_NAMED: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 
-/** Undoes JSON string escapes (`\"`, `\\`, `\/`, `\n`…, `\uXXXX` in either case) wherever they are. */
-function decodeJson(text: string, withMap: boolean) {
-  const out = new Output(withMap)
-  let last = 0
-  for (const match of text.matchAll(JSON_ESCAPE)) {
-    const at = match.index
-    out.push(text.slice(last, at), last, at, true)
-    const decoded =
-      match[1] !== undefined ? String.fromCharCode(Number.parseInt(match[1], 16)) : (SIMPLE_ESCAPES[match[2] as string] as string)
-    out.push(decoded, at, at + match[0].length)
-    last = at + match[0].length
-  }
-  out.push(text.slice(last), last, text.length, true)
-  return out.result()
+const JSON_ESCAPE = String.raw`\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])`
+const PERCENT_RUN = '(?:%[0-9a-fA-F]{2})+'
+const HTML_REFERENCE = '&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|amp|lt|gt|quot|apos);'
+
+/** What one pass undoes. */
+interface Pass {
+  readonly json: boolean
+  readonly url: boolean
+  readonly plus: boolean
+  readonly html: boolean
+  readonly pattern: RegExp
 }
 
-const PERCENT_RUN = /(?:%[0-9a-fA-F]{2})+/g
-const utf8 = new TextDecoder('utf-8', { fatal: false })
+function pass(kinds: { json?: boolean; url?: boolean; plus?: boolean; html?: boolean }): Pass {
+  const parts = [kinds.json && JSON_ESCAPE, kinds.url && PERCENT_RUN, kinds.html && HTML_REFERENCE, kinds.plus && String.raw`\+`]
+  return {
+    json: !!kinds.json,
+    url: !!kinds.url,
+    plus: !!kinds.plus,
+    html: !!kinds.html,
+    pattern: new RegExp(parts.filter(Boolean).join('|'), 'g'),
+  }
+}
 
 /** Length of the UTF-8 sequence a lead byte starts, or 0 for a byte that cannot lead one. */
 function utf8SequenceLength(lead: number): number {
@@ -90,67 +108,62 @@ function utf8SequenceLength(lead: number): number {
 
 /** Decodes a run of `%XX` escapes as UTF-8, one character at a time so each maps to its own escapes. */
 function pushPercentRun(out: Output, run: string, offset: number): void {
-  const bytes = new Uint8Array(run.length / 3)
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(run.slice(i * 3 + 1, i * 3 + 3), 16)
+  const count = run.length / 3
+  const bytes = new Array<number>(count)
+  for (let i = 0; i < count; i++) bytes[i] = Number.parseInt(run.slice(i * 3 + 1, i * 3 + 3), 16)
   let i = 0
-  while (i < bytes.length) {
-    let size = utf8SequenceLength(bytes[i]!)
-    if (size === 0 || i + size > bytes.length) size = 1
-    for (let k = 1; k < size; k++) if ((bytes[i + k]! & 0xc0) !== 0x80) size = 1
-    out.push(utf8.decode(bytes.subarray(i, i + size)), offset + i * 3, offset + (i + size) * 3)
+  while (i < count) {
+    const lead = bytes[i]!
+    let size = utf8SequenceLength(lead)
+    if (size === 0 || i + size > count) size = 1
+    let code = size === 1 ? lead : lead & (0xff >> (size + 1))
+    for (let k = 1; k < size; k++) {
+      const next = bytes[i + k]!
+      if ((next & 0xc0) !== 0x80) {
+        size = 1
+        code = lead
+        break
+      }
+      code = (code << 6) | (next & 0x3f)
+    }
+    // A byte that starts no valid sequence decodes to U+FFFD, as TextDecoder does.
+    const char = size === 1 && lead >= 0x80 ? '\ufffd' : String.fromCodePoint(code)
+    out.push(char, offset + i * 3, offset + (i + size) * 3, false)
     i += size
   }
 }
 
-/** Undoes percent-encoding of any byte, in either hex case; with `plusIsSpace`, also form encoding's `+`. */
-function decodePercent(text: string, withMap: boolean, plusIsSpace: boolean) {
-  const out = new Output(withMap)
-  const literal = (from: number, to: number) => {
-    if (!plusIsSpace) return out.push(text.slice(from, to), from, to, true)
-    const part = text.slice(from, to)
-    let last = 0
-    for (let i = part.indexOf('+'); i !== -1; i = part.indexOf('+', i + 1)) {
-      out.push(part.slice(last, i), from + last, from + i, true)
-      out.push(' ', from + i, from + i + 1)
-      last = i + 1
+/** Undoes, in one left-to-right pass, the escapes `p` names, wherever they are. */
+function decode(text: string, p: Pass, withMap: boolean): { text: string; map: SourceMap | undefined } {
+  const out = new Output(withMap, text.length)
+  let last = 0
+  for (const match of text.matchAll(p.pattern)) {
+    const at = match.index
+    const sequence = match[0]
+    out.push(text.slice(last, at), last, at, true)
+    last = at + sequence.length
+    if (sequence === '+') out.push(' ', at, last, false)
+    else if (sequence[0] === '%') pushPercentRun(out, sequence, at)
+    else if (sequence[0] === '\\') {
+      const decoded =
+        sequence[1] === 'u'
+          ? String.fromCharCode(Number.parseInt(sequence.slice(2), 16))
+          : (SIMPLE_ESCAPES[sequence[1] as string] as string)
+      out.push(decoded, at, last, false)
+    } else {
+      const body = sequence.slice(1, -1)
+      const code = body[0] === '#' ? (body[1] === 'x' || body[1] === 'X' ? Number.parseInt(body.slice(2), 16) : Number(body.slice(1))) : -1
+      const decoded = code >= 0 ? (code <= 0x10ffff ? String.fromCodePoint(code) : sequence) : (HTML_NAMED[body] as string)
+      out.push(decoded, at, last, false)
     }
-    out.push(part.slice(last), from + last, to, true)
-  }
-  let last = 0
-  for (const match of text.matchAll(PERCENT_RUN)) {
-    literal(last, match.index)
-    pushPercentRun(out, match[0], match.index)
-    last = match.index + match[0].length
-  }
-  literal(last, text.length)
-  return out.result()
-}
-
-const HTML_REFERENCE = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));/g
-const HTML_NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
-
-/** Undoes HTML character references: decimal and hex ones, and the five XML entities. */
-function decodeHtml(text: string, withMap: boolean) {
-  const out = new Output(withMap)
-  let last = 0
-  for (const match of text.matchAll(HTML_REFERENCE)) {
-    const code = match[1] !== undefined ? Number(match[1]) : match[2] !== undefined ? Number.parseInt(match[2], 16) : -1
-    if (code > 0x10ffff) continue
-    out.push(text.slice(last, match.index), last, match.index, true)
-    out.push(
-      code >= 0 ? String.fromCodePoint(code) : (HTML_NAMED[match[3] as string] as string),
-      match.index,
-      match.index + match[0].length,
-    )
-    last = match.index + match[0].length
   }
   out.push(text.slice(last), last, text.length, true)
   return out.result()
 }
 
 /** Drops line breaks, as base64 and hex are wrapped in MIME, PEM and many logs. */
-function decodeLines(text: string, withMap: boolean) {
-  const out = new Output(withMap)
+function decodeLines(text: string, withMap: boolean): { text: string; map: SourceMap | undefined } {
+  const out = new Output(withMap, text.length)
   let last = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -162,28 +175,62 @@ function decodeLines(text: string, withMap: boolean) {
   return out.result()
 }
 
-interface Decoder {
-  readonly name: Decoding
-  /** Cheap test: can this decoder change the text at all? */
-  applies(text: string): boolean
-  decode(text: string, withMap: boolean): { text: string; map?: SourceMap }
+const PASSES: Readonly<Record<Exclude<Decoding, 'lines'>, Pass>> = {
+  json: pass({ json: true }),
+  url: pass({ url: true }),
+  form: pass({ url: true, plus: true }),
+  html: pass({ html: true }),
+  all: pass({ json: true, url: true, html: true }),
+  'all-form': pass({ json: true, url: true, plus: true, html: true }),
 }
 
-const DECODERS: readonly Decoder[] = [
-  { name: 'json', applies: (t) => t.includes('\\'), decode: decodeJson },
-  { name: 'url', applies: (t) => t.includes('%'), decode: (t, m) => decodePercent(t, m, false) },
-  { name: 'form', applies: (t) => t.includes('+'), decode: (t, m) => decodePercent(t, m, true) },
-  { name: 'html', applies: (t) => t.includes('&'), decode: decodeHtml },
-  { name: 'lines', applies: (t) => t.includes('\n') || t.includes('\r'), decode: decodeLines },
-]
+const run = (decoding: Decoding, text: string, withMap: boolean) =>
+  decoding === 'lines' ? decodeLines(text, withMap) : decode(text, PASSES[decoding], withMap)
 
-/** How many escapings deep a view may go. Each level is one encoding wrapped around another. */
+/** How many escapings wrapped around each other a scan undoes. */
 export const DEFAULT_VIEW_DEPTH = 4
-/** A bound on the views of one text, so a hostile text cannot make a scan explode. */
-const MAX_VIEWS = 32
 
-function compose(outer: SourceMap | undefined, inner: SourceMap | undefined): SourceMap | undefined {
-  if (!inner) return outer
+const mightEscape = (text: string) => text.includes('\\') || text.includes('%') || text.includes('&')
+
+/**
+ * The views of `text`: the text; each single kind of escaping undone once (JSON, URL,
+ * HTML, and form encoding when `withForm`: a secret has a space, the one character
+ * form encoding writes differently); every escaping undone at once, again and again up
+ * to `depth` times (JSON inside a URL, a URL inside JSON, JSON inside JSON…); and each
+ * of these without its line breaks. At most 4 + 2 × depth views, so no text can make a
+ * scan explode.
+ */
+export function viewsOf(text: string, options: { depth: number; withForm: boolean }): View[] {
+  const views: View[] = [{ text, decodings: [] }]
+  const seen = new Set<string>([text])
+  const add = (view: View) => {
+    if (seen.has(view.text)) return
+    seen.add(view.text)
+    views.push(view)
+  }
+  if (mightEscape(text) || (options.withForm && text.includes('+'))) {
+    const singles: Decoding[] = ['json', 'url', 'html']
+    if (options.withForm) singles.push('form')
+    for (const decoding of singles) add({ text: run(decoding, text, false).text, decodings: [decoding] })
+    for (const all of options.withForm ? (['all', 'all-form'] as const) : (['all'] as const)) {
+      let current: View = { text, decodings: [] }
+      for (let level = 0; level < options.depth; level++) {
+        const next = run(all, current.text, false).text
+        if (next === current.text) break
+        current = { text: next, decodings: [...current.decodings, all] }
+        add(current)
+        if (!mightEscape(next) && !(all === 'all-form' && next.includes('+'))) break
+      }
+    }
+  }
+  for (const view of [...views]) {
+    if (view.text.includes('\n') || view.text.includes('\r'))
+      add({ text: run('lines', view.text, false).text, decodings: [...view.decodings, 'lines'] })
+  }
+  return views
+}
+
+function compose(outer: SourceMap | undefined, inner: SourceMap): SourceMap {
   if (!outer) return inner
   const starts = new Int32Array(inner.starts.length)
   const ends = new Int32Array(inner.ends.length)
@@ -195,43 +242,41 @@ function compose(outer: SourceMap | undefined, inner: SourceMap | undefined): So
 }
 
 /**
- * The views of `text`: the text, then every distinct text reached by undoing up to
- * `depth` escapings, in any order (JSON inside a URL, a URL inside JSON, JSON inside
- * JSON…). `form` is only tried when `withForm` (a secret has a space, the only
- * character form encoding writes differently from percent-encoding).
+ * Positions of a view in the original text. The map is built on first use, by running
+ * the view's passes again with maps, and kept for the next question.
  */
-export function viewsOf(text: string, options: { depth: number; withForm: boolean; withMap: boolean }): View[] {
-  const views: View[] = [{ text, decodings: [] }]
-  const seen = new Set<string>([text])
-  let frontier = views
-  for (let level = 0; level < options.depth && frontier.length > 0; level++) {
-    const next: View[] = []
-    for (const view of frontier) {
-      for (const decoder of DECODERS) {
-        if (decoder.name === 'form' && !options.withForm) continue
-        if (!decoder.applies(view.text)) continue
-        const decoded = decoder.decode(view.text, options.withMap)
-        if (seen.has(decoded.text)) continue
-        seen.add(decoded.text)
-        const derived: View = {
-          text: decoded.text,
-          decodings: [...view.decodings, decoder.name],
-          map: options.withMap ? compose(view.map, decoded.map) : undefined,
-        }
-        next.push(derived)
-        views.push(derived)
-        if (views.length >= MAX_VIEWS) return views
-      }
-    }
-    frontier = next
-  }
-  return views
-}
+export class ViewPositions {
+  readonly #maps = new Map<View, SourceMap | undefined>()
 
-/** Where a view's position `i` (a character) starts in the original text. */
-export const sourceStart = (view: View, i: number): number => (view.map ? view.map.starts[i]! : i)
-/** Where a view's span ending before `end` ends in the original text. */
-export const sourceEnd = (view: View, end: number): number => (view.map ? view.map.ends[end - 1]! : end)
+  constructor(private readonly original: string) {}
+
+  #map(view: View): SourceMap | undefined {
+    if (view.decodings.length === 0) return undefined
+    if (!this.#maps.has(view)) {
+      let text = this.original
+      let map: SourceMap | undefined
+      for (const decoding of view.decodings) {
+        const step = run(decoding, text, true)
+        map = compose(map, step.map as SourceMap)
+        text = step.text
+      }
+      this.#maps.set(view, map)
+    }
+    return this.#maps.get(view)
+  }
+
+  /** Where the view's character `i` starts in the original. */
+  start(view: View, i: number): number {
+    const map = this.#map(view)
+    return map ? (map.starts[i] as number) : i
+  }
+
+  /** Where a span of the view that ends before `end` ends in the original. */
+  end(view: View, end: number): number {
+    const map = this.#map(view)
+    return map ? (map.ends[end - 1] as number) : end
+  }
+}
 
 /**
  * Where an escape that is not complete yet may begin at the end of a view (a `\u00`,
@@ -239,8 +284,7 @@ export const sourceEnd = (view: View, end: number): number => (view.map ? view.m
  * turn it into part of a secret.
  */
 export function pendingEscapeAt(text: string): number {
-  const from = Math.max(0, text.length - 10)
-  for (let i = from; i < text.length; i++) {
+  for (let i = Math.max(0, text.length - 10); i < text.length; i++) {
     const c = text[i]
     if (c === '\\' || c === '%' || c === '&') return i
   }

@@ -87,6 +87,14 @@ describe('SecretScanner finds a secret in every form it promises, wherever it si
     expect(JSON.stringify(inKey)).not.toContain(secret)
   })
 
+  it('finds a secret under three escapings wrapped around each other, also in a text crowded with every kind of escape', () => {
+    const quoted = new SecretScanner(['pa"ss\\wo rd!x'])
+    const deepest = encodeURIComponent(JSON.stringify(JSON.stringify({ token: 'pa"ss\\wo rd!x' })))
+    const crowd = 'a\\n b %41 &amp; c+d \\u0041 &#x42; %E2%82%AC\n'.repeat(200)
+    expect(quoted.scanText(`${crowd}${deepest}${crowd}`)).not.toBeNull()
+    expect(quoted.scanText(quoted.redactText(`${crowd}${deepest}${crowd}`))).toBeNull()
+  })
+
   it('does not flag ordinary text, nor text that only shares a piece of the secret', () => {
     expect(scanner.find({ note: 'charge ch_123 succeeded', data: b64('hello world, nothing here') })).toBeNull()
     expect(scanner.find({ half: secret.slice(0, 10), rest: secret.slice(10), hex: 'deadbeef'.repeat(8) })).toBeNull()
