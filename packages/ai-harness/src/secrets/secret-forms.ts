@@ -44,8 +44,8 @@ function base64Cores(bytes: Uint8Array): string[] {
     const start = shift === 0 ? 0 : 4
     const firstFullByte = shift === 0 ? 0 : 3
     const fullGroups = Math.floor((padded.length - firstFullByte) / 3)
-    const core = encoded.slice(start, start + fullGroups * 4)
-    if (core.length >= 8) cores.push(core)
+    // A secret has at least 8 bytes, so every core has at least 8 characters.
+    cores.push(encoded.slice(start, start + fullGroups * 4))
   }
   return cores
 }
@@ -78,18 +78,14 @@ export function needlesOf(secret: string): Needle[] {
   const bytes = encoder.encode(secret)
   add({ form: 'plain', text: secret, caseless: false, spill: 0 })
   add({ form: 'hex', text: Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join(''), caseless: true, spill: 0 })
+  // Any base64 text that encodes bytes holding the secret holds one of its three cores (one per
+  // offset in a base64 group); the characters around a core carry a few of its bits, so a cut
+  // takes up to three more alphabet characters on each side, and the padding.
   for (const inner of new Set([secret, jsonEscaped(secret), encodeURIComponent(secret), formEncoded(secret)])) {
-    const innerBytes = encoder.encode(inner)
-    const full = toBase64(innerBytes)
-    const b64: Array<{ text: string; spill: number }> = [
-      { text: full, spill: 0 },
-      { text: full.replace(/=+$/, ''), spill: 3 },
-      ...base64Cores(innerBytes).map((text) => ({ text, spill: 3 })),
-    ]
-    for (const { text, spill } of b64) {
-      add({ form: 'base64', text, caseless: false, spill })
+    for (const text of base64Cores(encoder.encode(inner))) {
+      add({ form: 'base64', text, caseless: false, spill: 3 })
       const url = toBase64Url(text)
-      if (url !== text) add({ form: 'base64url', text: url, caseless: false, spill })
+      if (url !== text) add({ form: 'base64url', text: url, caseless: false, spill: 3 })
     }
   }
   return [...needles.values()]

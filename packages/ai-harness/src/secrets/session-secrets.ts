@@ -35,6 +35,7 @@ export class SessionSecrets {
   readonly #given: Map<string, string>
   readonly #used: Set<string>
   readonly #structure: StructuralValue[]
+  readonly #structureText: string
   readonly #harness: Harness
 
   private constructor(args: SessionSecretsArgs) {
@@ -42,6 +43,7 @@ export class SessionSecrets {
     this.#given = new Map(Object.entries(args.given ?? {}))
     this.#used = new Set(args.usedBefore)
     this.#structure = structuralValues(args)
+    this.#structureText = this.#structure.map((s) => s.text).join('\u0000')
   }
 
   /** Builds the session's secrets; throws SECRET_TOO_SHORT, SECRET_NOT_FOUND or SECRET_AMBIGUOUS. */
@@ -99,7 +101,8 @@ export class SessionSecrets {
       )
     }
     const alone = new SecretScanner([value])
-    const clash = this.#structure.find((s) => alone.scanText(s.text) !== null)
+    // One scan of all the structure at once; NUL is no part of any encoding, so nothing matches across two values.
+    const clash = alone.scanText(this.#structureText) === null ? undefined : this.#structure.find((s) => alone.scanText(s.text) !== null)
     if (clash) {
       throw new HarnessError(
         'SECRET_AMBIGUOUS',

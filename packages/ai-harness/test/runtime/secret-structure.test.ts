@@ -30,9 +30,11 @@ function beerHarness(name = 'pub') {
   return { harness: defineHarness({ name, adapter, tools: [orderBeer] }), adapter }
 }
 
-/** The parts of each event a client follows the stream by. */
+/** The parts of each event a client follows the stream by. Pieces of a text count once: how a text is cut into pieces may change. */
 function structureOf(chunks: readonly StreamChunk[]) {
-  return chunks.map((chunk) => {
+  const pieces = new Set<string>([EventType.TEXT_MESSAGE_CONTENT, EventType.TOOL_CALL_ARGS])
+  const once = chunks.filter((chunk, i) => !pieces.has(chunk.type) || chunks[i - 1]?.type !== chunk.type)
+  return once.map((chunk) => {
     const c = chunk as Record<string, unknown>
     const value = c.value as Record<string, unknown> | undefined
     return {
