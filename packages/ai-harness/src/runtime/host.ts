@@ -144,23 +144,24 @@ export function createHost(options: HostOptions): Host {
             `Question ${JSON.stringify(id)} belongs to a turn that has ended (finished or cancelled); nobody waits for its answer.`,
           )
         }
-        const bad = findNonJson(answer)
-        if (bad) throw new HarnessError('ANSWER_INVALID', `The answer is not JSON at ${bad.path}: ${bad.reason}.`)
-        const checked = z.fromJSONSchema(question.ask.schema as never).safeParse(answer)
-        if (!checked.success) {
-          const issues = checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
-          throw new HarnessError('ANSWER_INVALID', `The answer does not match the question's schema (${issues}). Send an answer that does.`)
-        }
         const secrets = await resolvableSecrets(
           harnesses.find((h) => h.name === state.harness),
           state.secretNames,
         )
+        // Before the schema check: its messages may repeat the answer.
         const held = secrets.find(answer)
         if (held) {
           throw new HarnessError(
             'RECORD_SECRET',
             `The answer holds a secret of the session at ${held.path} (${held.encoding}); the log must not keep it. Answer without the secret.`,
           )
+        }
+        const bad = findNonJson(answer)
+        if (bad) throw new HarnessError('ANSWER_INVALID', `The answer is not JSON at ${bad.path}: ${bad.reason}.`)
+        const checked = z.fromJSONSchema(question.ask.schema as never).safeParse(answer)
+        if (!checked.success) {
+          const issues = checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
+          throw new HarnessError('ANSWER_INVALID', `The answer does not match the question's schema (${issues}). Send an answer that does.`)
         }
         const record: AnswerRecord = {
           type: 'harness.answer',

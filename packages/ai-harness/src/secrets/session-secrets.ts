@@ -135,7 +135,7 @@ function structuralValues(args: SessionSecretsArgs): StructuralValue[] {
     { what: 'the session id', text: args.sessionId },
     { what: 'the host id', text: args.hostId },
     { what: 'the harness name', text: harness.name },
-    { what: "the adapter's model name", text: String(harness.options.adapter?.model ?? '') },
+    { what: "the adapter's model name", text: typeof harness.options.adapter?.model === 'string' ? harness.options.adapter.model : '' },
     ...harness.tools.map((tool) => ({ what: 'a tool name', text: tool.name })),
     ...FIXED_STRUCTURE.map((text) => ({ what: 'a field, record type or event type the harness writes', text })),
   ]
