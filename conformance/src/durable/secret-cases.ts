@@ -83,7 +83,9 @@ export const secretCases = [
             await attempt(`value ${form.name}`, () => step.do(`value:${i}`, () => ({ text })))
             await attempt(`name ${form.name}`, () => step.do(`name:${text}`, () => 1))
             await attempt(`sleep ${form.name}`, () => step.sleep(`nap:${text}`, 1))
-            await attempt(`enum ${form.name}`, () => step.ask({ name: `enum:${i}`, message: 'Pick', schema: z.object({ v: z.enum(['a', text]) }) }))
+            await attempt(`enum ${form.name}`, () =>
+              step.ask({ name: `enum:${i}`, message: 'Pick', schema: z.object({ v: z.enum(['a', text]) }) }),
+            )
             await attempt(`record ${form.name}`, () => append([{ type: 'app.leak', text }]))
           }
           await attempt('value pin', () => step.do('pin', () => ({ pin: Number(pin) })))
@@ -91,24 +93,29 @@ export const secretCases = [
           return { every: everyForm(key), pin: Number(pin), forms: Object.fromEntries(SECRET_FORMS.map((f) => [f.name, f.encode(key)])) }
         },
       )
-      const vault = toolDefinition({ name: 'vault', description: 'Opens the vault', inputSchema: z.object({}) }).server(async (_args, ctx) => {
-        const password = await (ctx as unknown as { secret: (name: string) => Promise<string> }).secret('dbPassword')
-        throw new Error(`login refused:\n${everyForm(password)}`)
-      })
+      const vault = toolDefinition({ name: 'vault', description: 'Opens the vault', inputSchema: z.object({}) }).server(
+        async (_args, ctx) => {
+          const password = await (ctx as unknown as { secret: (name: string) => Promise<string> }).secret('dbPassword')
+          throw new Error(`login refused:\n${everyForm(password)}`)
+        },
+      )
       const echo = durableTool(
         toolDefinition({ name: 'echo', description: 'Echoes', inputSchema: z.object({ text: z.string() }).passthrough() }),
         async ({ text }) => `${text.length} characters`,
       )
-      const confirm = durableTool(toolDefinition({ name: 'confirm', description: 'Asks', inputSchema: z.object({}) }), async (_a, { step, secret }) => {
-        const password = await secret('dbPassword')
-        const key = await secret('apiKey')
-        const { ok } = await step.ask({
-          name: 'ok',
-          message: `Go on with\n${everyForm(key)}\n${everyForm(password)}?`,
-          schema: z.object({ ok: z.boolean().describe(`Say yes to use\n${everyForm(password)}`) }),
-        })
-        return ok ? 'confirmed' : 'declined'
-      })
+      const confirm = durableTool(
+        toolDefinition({ name: 'confirm', description: 'Asks', inputSchema: z.object({}) }),
+        async (_a, { step, secret }) => {
+          const password = await secret('dbPassword')
+          const key = await secret('apiKey')
+          const { ok } = await step.ask({
+            name: 'ok',
+            message: `Go on with\n${everyForm(key)}\n${everyForm(password)}?`,
+            schema: z.object({ ok: z.boolean().describe(`Say yes to use\n${everyForm(password)}`) }),
+          })
+          return ok ? 'confirmed' : 'declined'
+        },
+      )
       const model = new ChoppyModel(script)
       const harness = defineHarness({
         name: 'secrets',

@@ -298,8 +298,15 @@ describe('answers', () => {
         return note
       },
     )
-    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'ok'))
-    const harness = defineHarness({ name: 'answers', adapter, tools: [tool], resolveSecret: (name) => (name === 'apiKey' ? KEY : undefined) })
+    const adapter = scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'ok',
+    )
+    const harness = defineHarness({
+      name: 'answers',
+      adapter,
+      tools: [tool],
+      resolveSecret: (name) => (name === 'apiKey' ? KEY : undefined),
+    })
     const world = createWorld()
     const session = await world.start(harness, 'host-1').host.open({ sessionId: 'a-1' })
     const chunks = await drain(session.send('go'))
@@ -308,7 +315,11 @@ describe('answers', () => {
     }
     const other = world.start(harness, 'host-2').host
     const before = (await world.read('a-1')).length
-    const leaked = { sessionId: 'a-1', questionId: question.value.questionId, answer: { note: `key ${Buffer.from(KEY).toString('base64')}` } }
+    const leaked = {
+      sessionId: 'a-1',
+      questionId: question.value.questionId,
+      answer: { note: `key ${Buffer.from(KEY).toString('base64')}` },
+    }
     expect(await codeOf(() => other.answer(leaked))).toBe('RECORD_SECRET')
     expect((await world.read('a-1')).length).toBe(before)
     await other.answer({ sessionId: 'a-1', questionId: question.value.questionId, answer: { note: 'all good' } })
