@@ -19,9 +19,9 @@ import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { questionId } from './session-fold.js'
 import { RecordError, StepError } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
-import { redactQuestionSchema } from '../secrets/question-schema.js'
-import { SECRET_MARKER } from '../secrets/secret-scanner.js'
+import { scrubError } from '../secrets/error-scrub.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
+import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
 
 /** Errors that must stop the whole run, not become a tool error for the model. */
 export function isFatal(error: unknown): boolean {
@@ -47,38 +47,16 @@ export class ToolCallRun {
     return `${this.session.logId}:${this.toolCallId}:`
   }
 
-  /**
-   * A step, sleep or question name that holds a secret is refused before anything runs
-   * or is written: names are logged as they are and are part of idempotency keys, so
-   * they are never cut. The error does not repeat the name.
-   */
-  #refuseSecretName(name: unknown, what: string): void {
-    if (typeof name !== 'string') return
-    const encoding = this.session.scanner.scanText(name)
-    if (encoding === null) return
-    throw new StepError(
-      'STEP_SECRET',
-      SECRET_MARKER,
-      `A ${what} name holds a secret of the session (${encoding}). Names are logged and are part of idempotency keys: build them from ids (an order id), never from a token.`,
-    )
-  }
-
   readonly step: Step = {
     do: async (name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) => {
-      this.#refuseSecretName(name, 'step')
+      refuseSecretName(this.session.scanner, name, 'step')
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) return jsonCopy(stored.value) as never
       this.session.writer.assertWritable()
       const value = await fn({ idempotencyKey: `${this.idPrefix}${name}` })
-      try {
-        assertStepJson(name, value)
-      } catch (error) {
-        // Its path can name a key that holds a secret.
-        throw this.session.scanner.scanValue([(error as Error).message, (error as StepError).path]) === null
-          ? error
-          : new StepError('STEP_NOT_JSON', name, this.session.scanner.redactText((error as Error).message))
-      }
+      // Its path can name a key that holds a secret.
+      scrubbed(this.session, () => assertStepJson(name, value))
       const secret = this.session.scanner.find(value)
       if (secret) {
         throw new StepError(
@@ -102,7 +80,7 @@ export class ToolCallRun {
       return jsonCopy(value) as never
     },
     sleep: async (name: string, ms: number) => {
-      this.#refuseSecretName(name, 'sleep')
+      refuseSecretName(this.session.scanner, name, 'sleep')
       claimStepName(this.#usedNames, name)
       if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
         throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
@@ -124,7 +102,7 @@ export class ToolCallRun {
     },
     ask: async (options: { name: string; message: string; schema: unknown }) => {
       const { name, message, schema } = options ?? ({} as never)
-      this.#refuseSecretName(name, 'question')
+      refuseSecretName(this.session.scanner, name, 'question')
       claimStepName(this.#usedNames, name)
       if (typeof message !== 'string' || message === '') {
         throw new StepError(
@@ -156,22 +134,12 @@ export class ToolCallRun {
             'step.ask needs a schema (zod or any Standard JSON Schema) so any host can check the answer.',
           )
         }
-        // Descriptions are text for people and lose their secrets; a secret in what the answer is checked against is refused.
-        const checked = redactQuestionSchema(this.session.scanner, jsonCopy(jsonSchema))
-        if ('refusedAt' in checked) {
-          throw new StepError(
-            'STEP_SECRET',
-            name,
-            `The schema of question ${JSON.stringify(name)} holds a secret of the session at ${checked.refusedAt}, a part that decides which answers are valid (a property name, an enum, a const, a pattern…), so it cannot be cut out. Ask without the secret.`,
-            checked.refusedAt,
-          )
-        }
         const record: LogRecord = {
           type: 'harness.ask',
           toolCallId: this.toolCallId,
           name,
           message: this.session.scanner.redactText(message),
-          schema: checked.schema as JsonValue,
+          schema: loggedQuestionSchema(this.session.scanner, name, jsonCopy(jsonSchema)) as JsonValue,
         }
         await this.session.writer.append([record])
       }
@@ -190,24 +158,20 @@ export class ToolCallRun {
     if (!Array.isArray(records))
       throw new RecordError('RECORD_INVALID', 'append takes an array of records: append([{ type: "app.note", ... }]).')
     const checked: LogRecord[] = []
-    // Refusals name the record's type and path, which may hold a secret: cut it from the message.
-    const say = (text: string) => this.session.scanner.redactText(text)
     records.forEach((record, index) => {
       const at = `records[${index}]`
       if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string' || record.type === '') {
-        throw new RecordError('RECORD_INVALID', say(`${at} must be an object with a string "type", like { type: "app.memory", ... }.`), at)
+        throw new RecordError('RECORD_INVALID', `${at} must be an object with a string "type", like { type: "app.memory", ... }.`, at)
       }
       if (isHarnessRecordType(record.type)) {
         throw new RecordError(
           'RECORD_TYPE_RESERVED',
-          say(
-            `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
-          ),
+          `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
           at,
         )
       }
       const bad = findNonJson(record, { root: at })
-      if (bad) throw new RecordError('RECORD_NOT_JSON', say(`${bad.path}: ${bad.reason}.`), say(bad.path))
+      if (bad) throw new RecordError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`, bad.path)
       const secret = this.session.scanner.find(record, at)
       if (secret) {
         throw new RecordError(
@@ -241,7 +205,8 @@ export class ToolCallRun {
       ...(context as ToolExecutionContext),
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
-      append: this.append,
+      // A refusal names the record's type and path, which may hold a secret.
+      append: (records) => scrubbed(this.session, () => this.append(records)),
       secret: this.secret,
     }
   }
@@ -263,6 +228,15 @@ export class ToolCallRun {
   async settleAlone(ok: boolean, result: JsonValue): Promise<void> {
     this.#records.length = 0
     await this.settle(ok, result)
+  }
+}
+
+/** Runs `check`; an error it throws leaves without the session's secrets. */
+function scrubbed(session: SessionRuntime, check: () => void): void {
+  try {
+    check()
+  } catch (error) {
+    throw scrubError(session.scanner, error)
   }
 }
 

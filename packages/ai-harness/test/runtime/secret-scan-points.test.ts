@@ -288,6 +288,35 @@ describe('names and questions: structure is refused before anything runs, text f
   })
 })
 
+describe('refusals never print the secret', () => {
+  it('a step value or a record that is not JSON under a key holding the secret: the error names the path without it', async () => {
+    const errors: Array<{ code?: string; message: string; path?: string }> = []
+    const tool = durableTool(
+      toolDefinition({ name: 'keys', description: 'Keys', inputSchema: z.object({}) }),
+      async (_args, { step, append, secret }) => {
+        const key = await secret('apiKey')
+        for (const run of [
+          () => step.do('v', () => ({ [key]: new Date() }) as never),
+          async () => append([{ type: 'app.x', [key]: new Map() }]),
+        ]) {
+          try {
+            await run()
+          } catch (error) {
+            errors.push(error as never)
+          }
+        }
+        return 'done'
+      },
+    )
+    const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'keys', args: {} }] } : 'ok'))
+    const harness = defineHarness({ name: 'keys', adapter, tools: [tool] })
+    await runOnce(harness, { apiKey: KEY })
+    expect(errors.map((e) => e.code)).toEqual(['STEP_NOT_JSON', 'RECORD_NOT_JSON'])
+    expect(deep(KEY).find(errors.map((e) => [e.message, e.path]))).toBeNull()
+    expect(errors.every((e) => e.message.includes(SECRET_MARKER))).toBe(true)
+  })
+})
+
 describe('answers', () => {
   it('host.answer refuses an answer that holds a secret the harness can resolve, and writes nothing', async () => {
     const tool = durableTool(
