@@ -197,8 +197,9 @@ const mightEscape = (text: string) => text.includes('\\') || text.includes('%') 
  * HTML, and form encoding when `withForm`: a secret has a space, the one character
  * form encoding writes differently); every escaping undone at once, again and again up
  * to `depth` times (JSON inside a URL, a URL inside JSON, JSON inside JSON…); and each
- * of these without its line breaks. At most 4 + 2 × depth views, so no text can make a
- * scan explode.
+ * of these without its line breaks. At most 2 × (5 + 2 × depth) views, whatever the text:
+ * a text crowded with escapes of every kind cannot make a scan explode, nor crowd out the
+ * view that finds a secret.
  */
 export function viewsOf(text: string, options: { depth: number; withForm: boolean }): View[] {
   const views: View[] = [{ text, decodings: [] }]
