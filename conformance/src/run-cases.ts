@@ -8,13 +8,20 @@ import { durableCases } from './durable/durable-cases.js'
 import { waitCases } from './durable/wait-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { runtimeCases } from './durable/runtime-cases.js'
+import { secretCases } from './durable/secret-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
 /** The cases of the store contract itself: log, leases, wakeups. */
 export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
 
 /** The durable semantics of the seed page, proved on top of the store. */
-export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases, ...agentCases, ...runtimeCases]
+export const durableSemanticsCases: readonly ConformanceCase[] = [
+  ...durableCases,
+  ...waitCases,
+  ...agentCases,
+  ...runtimeCases,
+  ...secretCases,
+]
 
 /** Every case of the suite: the store cases, then the durable semantics on top of the store. */
 export function allCases(): readonly ConformanceCase[] {

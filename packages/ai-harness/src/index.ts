@@ -5,7 +5,14 @@
 export * from './contract/index.js'
 export * from './json/json-types.js'
 export { findNonJson, jsonCopy, jsonBytes, jsonEqual, utf8Length, childPath, type NonJsonFinding } from './json/check-json.js'
-export { SecretScanner, SECRET_MARKER, MIN_SECRET_LENGTH, type SecretFinding } from './secrets/secret-scanner.js'
+export {
+  SecretScanner,
+  SECRET_MARKER,
+  MIN_SECRET_LENGTH,
+  type SecretFinding,
+  type SecretScannerOptions,
+  type KeepStructure,
+} from './secrets/secret-scanner.js'
 export {
   durableTool,
   durableMetaOf,

@@ -23,6 +23,7 @@ export type HarnessErrorCode =
   | 'QUESTION_NOT_FOUND'
   | 'SECRET_TOO_SHORT'
   | 'SECRET_NOT_FOUND'
+  | 'SECRET_AMBIGUOUS'
   | 'TOOL_NOT_FOUND'
   | 'SESSION_BUSY'
   | 'SESSION_CORRUPT'

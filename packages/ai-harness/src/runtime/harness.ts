@@ -42,8 +42,20 @@ export interface HarnessOptions {
   cutToolError?: string
   /** Largest step record in bytes of JSON. Default: 64 KiB, and never above the store's record limit. */
   maxStepBytes?: number
-  /** Resolves secrets that tools read with `secret(name)` and that were not given when the session opened. */
+  /**
+   * Resolves secrets by name: for tools that read one with `secret(name)` that was not
+   * given when the session opened, for every name in `secretNames`, and, when a session
+   * opens again, for every secret its tools read before (the log keeps their names, never
+   * their values). A name it cannot resolve then refuses the open with `SECRET_NOT_FOUND`.
+   */
   resolveSecret?: (name: string) => string | undefined | Promise<string | undefined>
+  /**
+   * Secrets every session of this harness knows from the moment it opens, by name:
+   * each is taken from `host.open({ secrets })` or else from `resolveSecret`. List the
+   * secrets the model could repeat before any tool read them (a key in a system prompt
+   * of another service, a token a user may paste), so the log and the stream never keep them.
+   */
+  secretNames?: readonly string[]
   /**
    * Sleeps up to this long wait in the process; longer ones park the session and a
    * worker resumes it at the wake time. Default 5 000 ms.
@@ -110,6 +122,10 @@ const HARNESS_OPTIONS: OptionRules = {
   cutToolError: rules.nonEmptyString("'The lookup was interrupted; check before you try again.'"),
   maxStepBytes: rules.number('a whole number of bytes >= 1, e.g. 65536', 1, true),
   resolveSecret: rules.function('(name) => process.env[name]'),
+  secretNames: {
+    accepts: "an array of secret names to resolve on every open, e.g. ['STRIPE_KEY']",
+    test: (v) => Array.isArray(v) && v.every((n) => typeof n === 'string' && n !== ''),
+  },
   parkAfterMs: rules.number('a number of milliseconds >= 0, e.g. 5000', 0),
   modelOptions: rules.object('an object, passed to chat() as is'),
   debug: { accepts: 'true, false, or a chat() debug object', test: (v) => typeof v === 'boolean' || isObject(v) },

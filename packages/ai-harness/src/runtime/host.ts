@@ -8,6 +8,7 @@ import type { JsonValue } from '../json/json-types.js'
 import type { Harness } from './harness.js'
 import type { AnswerRecord } from './records.js'
 import { readAndFold } from './session-fold.js'
+import { resolvableSecrets } from '../secrets/session-secrets.js'
 import { openSession, type Session } from './session.js'
 
 export interface HostOptions {
@@ -141,6 +142,18 @@ export function createHost(options: HostOptions): Host {
           throw new HarnessError(
             'QUESTION_NOT_FOUND',
             `Question ${JSON.stringify(id)} belongs to a turn that has ended (finished or cancelled); nobody waits for its answer.`,
+          )
+        }
+        const secrets = await resolvableSecrets(
+          harnesses.find((h) => h.name === state.harness),
+          state.secretNames,
+        )
+        // Before the schema check: its messages may repeat the answer.
+        const held = secrets.find(answer)
+        if (held) {
+          throw new HarnessError(
+            'RECORD_SECRET',
+            `The answer holds a secret of the session at ${held.path} (${held.encoding}); the log must not keep it. Answer without the secret.`,
           )
         }
         const bad = findNonJson(answer)

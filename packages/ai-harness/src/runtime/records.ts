@@ -148,6 +148,16 @@ export interface ToolResultRecord extends JsonObject {
   cut: boolean
 }
 
+/**
+ * A tool read the secret `name` for the first time in this session. The value is never
+ * logged; a host that opens the session again resolves the name, so it knows the secret
+ * before the model can repeat it.
+ */
+export interface SecretUsedRecord extends JsonObject {
+  type: 'harness.secret.used'
+  name: string
+}
+
 /** The turn ended: the model answered without asking for more tools. */
 export interface TurnFinishedRecord extends JsonObject {
   type: 'harness.turn.finished'
@@ -177,6 +187,7 @@ export type HarnessRecord =
   | ToolResultRecord
   | TurnFinishedRecord
   | TurnCancelledRecord
+  | SecretUsedRecord
 
 /** The prefix of every record type the harness owns. */
 export const RESERVED_PREFIX = 'harness.'

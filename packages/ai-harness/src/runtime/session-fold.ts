@@ -59,6 +59,8 @@ export interface SessionState {
   parent: { sessionId: string; toolCallId: string } | null
   /** Calls of ended turns that never got a result (closed with a synthetic tool message). */
   closedCalls: Set<string>
+  /** Names of the secrets tools of this session read (`harness.secret.used`); never their values. */
+  secretNames: Set<string>
 }
 
 /** A question of the session and where it stands. */
@@ -90,6 +92,7 @@ export function emptyState(): SessionState {
     notStarted: new Set(),
     parent: null,
     closedCalls: new Set(),
+    secretNames: new Set(),
   }
 }
 
@@ -164,6 +167,9 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.messages.push(message)
       break
     }
+    case 'harness.secret.used':
+      state.secretNames.add(String(record.name))
+      break
     case 'harness.step': {
       const toolCallId = String(record.toolCallId)
       const steps = state.steps.get(toolCallId) ?? new Map<string, StoredStep>()

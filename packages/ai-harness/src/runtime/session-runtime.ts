@@ -1,5 +1,6 @@
 import type { Clock, HarnessStore } from '../contract/types.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
+import type { SessionSecrets } from '../secrets/session-secrets.js'
 import type { Harness } from './harness.js'
 import type { Session } from './session.js'
 import type { SessionState } from './session-fold.js'
@@ -13,6 +14,8 @@ export interface SessionRuntime {
   readonly state: SessionState
   readonly writer: SessionWriter
   readonly scanner: SecretScanner
+  /** Every secret of the session, and how tools read more. `scanner` is its scanner. */
+  readonly sessionSecrets: SessionSecrets
   readonly clock: Clock
   /** Secrets given when the session was opened, by name. */
   readonly secrets: ReadonlyMap<string, string>

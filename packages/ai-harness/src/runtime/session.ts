@@ -3,7 +3,9 @@ import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError, isHarnessError, type LogConflictError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
 import type { Clock, HarnessStore, Lease, LogEntry } from '../contract/types.js'
-import { SecretScanner } from '../secrets/secret-scanner.js'
+import { scrubError } from '../secrets/error-scrub.js'
+import { SessionSecrets } from '../secrets/session-secrets.js'
+import { guardAppends } from '../secrets/store-guard.js'
 import type { Harness } from './harness.js'
 import type { LoggedMessage, ParkedRecord, ToolResultRecord } from './records.js'
 import { parkedCall, type SessionState, unsettledCalls } from './session-fold.js'
@@ -67,16 +69,18 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}; open it with that harness.`,
     )
   }
-  const scanner = new SecretScanner()
-  for (const [name, value] of Object.entries(args.secrets)) {
-    try {
-      scanner.add(value)
-    } catch (error) {
-      throw new HarnessError('SECRET_TOO_SHORT', `Secret ${JSON.stringify(name)}: ${(error as Error).message}`)
-    }
-  }
+  const sessionSecrets = await SessionSecrets.open({
+    harness,
+    sessionId,
+    hostId: args.hostId,
+    given: args.secrets,
+    usedBefore: state.secretNames,
+    parent: args.parent ?? state.parent,
+  })
+  const scanner = sessionSecrets.scanner
   let lost: LogConflictError | undefined
-  const writer = new SessionWriter(store, sessionId, state, (error) => {
+  // Every append of the session passes the secret guard: a gap in a scan point fails instead of leaking.
+  const writer = new SessionWriter(guardAppends(store, scanner), sessionId, state, (error) => {
     lost = error
   })
   const runtime: SessionRuntime = {
@@ -86,6 +90,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     state,
     writer,
     scanner,
+    sessionSecrets,
     clock,
     secrets: new Map(Object.entries(args.secrets)),
     maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
@@ -157,7 +162,7 @@ export async function openSession(args: SessionArgs): Promise<Session> {
         toolCallId: call.id,
         toolName: call.name,
         ok: false,
-        result: { error: harness.cutToolError },
+        result: { error: scanner.redactText(harness.cutToolError) },
         cut: true,
       })
     }
@@ -242,6 +247,9 @@ export async function openSession(args: SessionArgs): Promise<Session> {
           await keepWakeupAtExpiry()
           yield* body(control)
           await afterRun(control.outcome)
+        } catch (error) {
+          // No secret leaves the session in an error message either (a model's or a tool's error text).
+          throw scrubError(scanner, error)
         } finally {
           running = undefined
           if (status === 'running') status = control.outcome?.kind === 'deleted' ? 'deleted' : 'cut'
@@ -326,7 +334,8 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       }
       const open = state.openTurn
       if (!open) return
-      await writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: clock.now(), reason }])
+      const kept = scanner.redactText(typeof reason === 'string' ? reason : String(reason))
+      await writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: clock.now(), reason: kept }])
       await wakeups?.cancel(sessionId)
       status = 'idle'
     },

@@ -24,6 +24,9 @@ import { type AnswerRejectedRecord, isHarnessRecordType, type ToolResultRecord }
 import { RecordError, StepError, toolCallSettled } from './runtime-errors.js'
 import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
+import { scrubError } from '../secrets/error-scrub.js'
+import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
+import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
 
 /** How a tool call reaches the run it belongs to. */
 export interface RunControl {
@@ -106,6 +109,7 @@ export class ToolCallRun {
     do: async (name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) => {
       this.#assertLive('step.do')
       assertStepName('step.do', name)
+      refuseSecretName(this.session.scanner, name, 'step')
       this.#assertFits('step.do', name, { type: 'harness.step', toolCallId: this.toolCallId, name }, this.session.maxStepBytes, 'step name')
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
@@ -115,7 +119,8 @@ export class ToolCallRun {
       const value = await fn({ idempotencyKey: `${this.idPrefix}${name}`, signal: this.signal })
       // fn finished after the call ended (a dangling step): its value belongs to no call.
       this.#assertLive('step.do')
-      assertStepJson(name, value)
+      // Its path can name a key that holds a secret.
+      scrubbed(this.session, () => assertStepJson(name, value))
       const secret = this.session.scanner.find(value)
       if (secret) {
         throw new StepError(
@@ -141,6 +146,7 @@ export class ToolCallRun {
     sleep: async (name: string, ms: number) => {
       this.#assertLive('step.sleep')
       assertStepName('step.sleep', name)
+      refuseSecretName(this.session.scanner, name, 'sleep')
       assertSleepMs(name, ms)
       const { state } = this.session
       let wakeAt = state.sleeps.get(this.toolCallId)?.get(name)
@@ -186,6 +192,7 @@ export class ToolCallRun {
       }
       const { name, message, schema } = options
       assertStepName('step.ask', name)
+      refuseSecretName(this.session.scanner, name, 'question')
       if (typeof message !== 'string' || message === '' || !isWellFormedText(message)) {
         throw new StepError(
           'INVALID_ARGUMENT',
@@ -209,7 +216,7 @@ export class ToolCallRun {
           toolCallId: this.toolCallId,
           name,
           message: this.session.scanner.redactText(message),
-          schema: jsonCopy(jsonSchema) as JsonValue,
+          schema: loggedQuestionSchema(this.session.scanner, name, jsonCopy(jsonSchema)) as JsonValue,
         }
         this.#assertFits('step.ask', name, record, this.session.store.limits.maxRecordBytes, 'name, message or schema')
         claimStepName(this.#usedNames, name)
@@ -284,16 +291,18 @@ export class ToolCallRun {
     this.#records.push(...checked)
   }
 
-  /** Reads a secret by name and makes it one of the session's secrets. */
+  /**
+   * Reads a secret by name and makes it one of the session's secrets. The first read of
+   * a name logs the name (never the value) before the tool gets it, so whoever opens the
+   * session later resolves it again and keeps it out of the log too.
+   */
   readonly secret = async (name: string): Promise<string> => {
-    const value = this.session.secrets.get(name) ?? (await this.session.harness.options.resolveSecret?.(name))
-    if (typeof value !== 'string') {
-      throw new HarnessError(
-        'SECRET_NOT_FOUND',
-        `No secret named ${JSON.stringify(name)}. Give it when the session opens (host.open({ secrets: { ${name}: ... } })) or through the harness's resolveSecret.`,
-      )
+    const { sessionSecrets, writer } = this.session
+    const { value, firstUse } = await sessionSecrets.read(name)
+    if (firstUse) {
+      await writer.append([{ type: SECRET_USED_RECORD, name }])
+      sessionSecrets.markUsed(name)
     }
-    this.session.scanner.add(value)
     return value
   }
 
@@ -302,7 +311,8 @@ export class ToolCallRun {
       ...(context as ToolExecutionContext),
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
-      append: this.append,
+      // A refusal names the record's type and path, which may hold a secret.
+      append: (records) => scrubbed(this.session, () => this.append(records)),
       secret: this.secret,
     }
   }
@@ -324,6 +334,15 @@ export class ToolCallRun {
   async settleAlone(ok: boolean, result: JsonValue): Promise<void> {
     this.#records.length = 0
     await this.settle(ok, result)
+  }
+}
+
+/** Runs `check`; an error it throws leaves without the session's secrets. */
+function scrubbed(session: SessionRuntime, check: () => void): void {
+  try {
+    check()
+  } catch (error) {
+    throw scrubError(session.scanner, error)
   }
 }
 
@@ -409,7 +428,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
           seen = session.scanner.redact(modelValue(value))
         } catch (caught) {
           ok = false
-          seen = { error: `The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}` }
+          seen = { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) }
         }
       } else {
         seen = { error: session.scanner.redactText(errorMessage(error)) }
@@ -425,7 +444,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
         // model gets a tool error it can act on, and the log keeps that error alone.
         ok = false
         seen = {
-          error: `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+          error: session.scanner.redactText(
+            `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+          ),
         }
         try {
           await call.settleAlone(false, seen)
@@ -483,7 +504,8 @@ async function runAgentCall(
   try {
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
       if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
-        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, session.scanner.redact(chunk.value) as Record<string, unknown>)
+        // The parent's stream redacts it, keeping its ids and names.
+        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
       }
     }
     let log: Awaited<ReturnType<typeof child.entries>>

@@ -9,6 +9,8 @@ import { isParkSignal, type ParkSignal } from './park.js'
 import type { AssistantRecord, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
 import type { ReplayPolicy } from './durable-tool.js'
 import type { SessionRuntime } from './session-runtime.js'
+import { redactModelInput } from '../secrets/model-input.js'
+import { StreamRedactor } from '../secrets/stream-redactor.js'
 import { type RunControl, wrapTool } from './tool-call.js'
 
 /**
@@ -69,11 +71,14 @@ export async function* runTurn(
     })
   }
   let text = ''
+  const modelInputCache = new Map<string, unknown>()
   const recorder: ChatMiddleware = {
     name: 'ai-harness-recorder',
-    // The last middleware: it sees the tool list every other middleware left.
+    // The last middleware: it sees the tool list every other middleware left (and binds every tool to the
+    // session), and what the model gets: every message and system prompt, secrets cut out.
     onConfig(_ctx, config) {
-      return { tools: bind(config.tools) }
+      const redacted = redactModelInput(scanner, config, modelInputCache)
+      return { ...(redacted ?? {}), tools: bind(config.tools) } as never
     },
     async onInterruptBoundary(ctx) {
       if (ctx.phase !== 'beforeTools') return undefined
@@ -83,11 +88,12 @@ export async function* runTurn(
         type: 'harness.assistant',
         turnId,
         text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
+        // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+        // Ids stay as they are (the secret guard refuses one made of a secret); a made-up tool name is replaced whole.
         toolCalls: last.toolCalls.map((c) => {
           const call: LoggedToolCall = {
             id: c.id,
-            name: c.function.name,
-            // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+            name: scanner.redactWhole(c.function.name),
             arguments: scanner.redactText(c.function.arguments),
           }
           const replay = replayByName.get(c.function.name)
@@ -116,7 +122,8 @@ export async function* runTurn(
       const records: ToolResultRecord[] = missing.map((r) => {
         const result = scanner.redact(jsonCopy(r.result ?? null)) as JsonValue
         const isError = typeof result === 'object' && result !== null && !Array.isArray(result) && 'error' in result
-        return { type: 'harness.tool.result', toolCallId: r.toolCallId, toolName: r.toolName, ok: !isError, result, cut: false }
+        const toolName = scanner.redactWhole(r.toolName)
+        return { type: 'harness.tool.result', toolCallId: r.toolCallId, toolName, ok: !isError, result, cut: false }
       })
       try {
         await writer.append(records)
@@ -140,19 +147,21 @@ export async function* runTurn(
     debug: harness.options.debug ?? false,
   }) as AsyncIterable<StreamChunk>
   let failed = false
+  const redactor = new StreamRedactor(scanner)
   try {
     for await (const chunk of stream) {
       // After a stop only custom events still pass: a tool's last events (a child's question) belong to the story.
       if (fatal && chunk.type !== EventType.CUSTOM) continue
       if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
       if (chunk.type === EventType.RUN_ERROR) failed = true
-      yield scanner.redact(chunk)
+      yield* redactor.push(chunk)
     }
   } catch (error) {
     if (!fatal && !abortController.signal.aborted) throw error
   }
+  yield* redactor.flush()
   try {
-    yield* endRun(session, turnId, control, fatal, failed, text)
+    yield* endRun(session, turnId, control, fatal, failed, text, redactor)
   } catch (error) {
     // A log deleted under this host: say so, rather than call it a conflict or a cut turn.
     if (await logWasDeleted(session).catch(() => false)) {
@@ -175,6 +184,7 @@ async function* endRun(
   fatal: unknown,
   failed: boolean,
   text: string,
+  redactor: StreamRedactor,
 ): AsyncGenerator<StreamChunk> {
   const { scanner, writer } = session
   if (isParkSignal(fatal)) {
@@ -189,8 +199,10 @@ async function* endRun(
       return
     }
     control.outcome = { kind: 'parked', parked }
-    if (parked.reason === 'ask') yield customEvent(HARNESS_EVENTS.question, scanner.redact(fatal.event))
-    yield customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId })
+    if (parked.reason === 'ask') yield redactor.redactEvent(customEvent(HARNESS_EVENTS.question, fatal.event))
+    yield redactor.redactEvent(
+      customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
+    )
     return
   }
   const stop = fatal ?? control.stopped()

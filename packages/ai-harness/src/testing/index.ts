@@ -7,3 +7,4 @@ export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scr
 export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
+export { SECRET_FORMS, type SecretForm } from './secret-forms.js'
