@@ -9,6 +9,7 @@ export default defineConfig({
       'packages/ai-harness/test/vitest.config.ts',
       'conformance/test/vitest.config.ts',
       'apps/*/vitest.config.ts',
+      'consumer/vitest.config.ts',
     ],
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },
