@@ -8,6 +8,7 @@ export default defineConfig({
       'packages/*/vitest.config.ts',
       'packages/ai-harness/test/vitest.config.ts',
       'conformance/test/vitest.config.ts',
+      'docs/test/vitest.config.ts',
       'apps/*/vitest.config.ts',
       'consumer/vitest.config.ts',
     ],
