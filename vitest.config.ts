@@ -11,6 +11,7 @@ export default defineConfig({
       'docs/test/vitest.config.ts',
       'apps/*/vitest.config.ts',
       'consumer/vitest.config.ts',
+      'tooling/vitest.config.ts',
     ],
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },

@@ -20,41 +20,34 @@ import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 
-const MODES = ['auto', 'external', 'embedded'] as const
-type Mode = (typeof MODES)[number]
+export const MODES = ['auto', 'external', 'embedded'] as const
+export type Mode = (typeof MODES)[number]
 
 /** Set once the run has its PostgreSQL, so a second project's setup in the same run reuses it. */
 const READY = 'HARNESS_TEST_POSTGRES_READY'
+/** Where the embedded server keeps its data while the run lasts. */
+const DATA = 'HARNESS_TEST_POSTGRES_DATA'
 const SETTINGS = ['PGHOST', 'PGPORT', 'PGDATABASE', 'PGUSER', 'PGPASSWORD'] as const
 const DATABASE = 'test'
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (process.env[READY]) return undefined
   const mode = modeOf(process.env.HARNESS_TEST_POSTGRES)
-  const target = describe(process.env)
-  if (mode !== 'embedded') {
-    const probe = await probeServer()
-    if (probe.ok) {
-      process.env[READY] = 'external'
-      console.log(`PostgreSQL for the tests: the server at ${target} (PG* settings).`)
-      return undefined
-    }
-    if (mode === 'external') {
-      throw new Error(
-        `HARNESS_TEST_POSTGRES=external, but the PostgreSQL at ${target} cannot be used: ${probe.reason}. ` +
-          'Start it or fix the PG* variables, or unset HARNESS_TEST_POSTGRES so the tests start their own.',
-      )
-    }
-    // Something answered but refused us: with PG* set by hand that is a mistake to
-    // report; with nothing set it is some other local server, and ours is the fix.
-    if (probe.answered && SETTINGS.some((name) => process.env[name] !== undefined)) {
-      throw new Error(
-        `A PostgreSQL answers at ${target} but refuses the tests: ${probe.reason}. Fix the PG* variables ` +
-          '(a database the user may create schemas in), or set HARNESS_TEST_POSTGRES=embedded to run on a server of our own.',
-      )
-    }
-    console.log(`PostgreSQL for the tests: none usable at ${target} (${probe.reason}); starting one of our own.`)
+  const target = describeTarget(process.env)
+  const probe = mode === 'embedded' ? undefined : await probeServer()
+  const choice = choosePostgres(
+    mode,
+    probe,
+    SETTINGS.some((name) => process.env[name] !== undefined),
+    target,
+  )
+  if (choice.use === 'error') throw new Error(choice.message)
+  if (choice.use === 'external') {
+    process.env[READY] = 'external'
+    console.log(`PostgreSQL for the tests: the server at ${target} (PG* settings).`)
+    return undefined
   }
+  if (probe && !probe.ok) console.log(`PostgreSQL for the tests: none usable at ${target} (${probe.reason}); starting one of our own.`)
   const server = await startEmbedded()
   process.env.PGHOST = '127.0.0.1'
   process.env.PGPORT = String(server.port)
@@ -62,14 +55,48 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
   process.env.PGUSER = 'postgres'
   process.env.PGPASSWORD = server.password
   process.env[READY] = 'embedded'
+  process.env[DATA] = server.dir
   console.log(`PostgreSQL for the tests: embedded PostgreSQL ${server.version} at 127.0.0.1:${server.port} (data in ${server.dir}).`)
   return async () => {
     await server.stop()
-    for (const name of [...SETTINGS, READY]) delete process.env[name]
+    for (const name of [...SETTINGS, READY, DATA]) delete process.env[name]
   }
 }
 
-function modeOf(value: string | undefined): Mode {
+/**
+ * Which PostgreSQL the run uses, from the mode, what answered at the PG* settings
+ * (undefined: not asked, in `embedded` mode), and whether any PG* variable was set.
+ */
+export function choosePostgres(
+  mode: Mode,
+  probe: Probe | undefined,
+  settingsGiven: boolean,
+  target: string,
+): { use: 'external' | 'embedded' } | { use: 'error'; message: string } {
+  if (mode === 'embedded' || !probe) return { use: 'embedded' }
+  if (probe.ok) return { use: 'external' }
+  if (mode === 'external') {
+    return {
+      use: 'error',
+      message:
+        `HARNESS_TEST_POSTGRES=external, but the PostgreSQL at ${target} cannot be used: ${probe.reason}. ` +
+        'Start it or fix the PG* variables, or unset HARNESS_TEST_POSTGRES so the tests start their own.',
+    }
+  }
+  // Something answered but refused us: with PG* set by hand that is a mistake to
+  // report; with nothing set it is some other local server, and ours is the fix.
+  if (probe.answered && settingsGiven) {
+    return {
+      use: 'error',
+      message:
+        `A PostgreSQL answers at ${target} but refuses the tests: ${probe.reason}. Fix the PG* variables ` +
+        '(a database the user may create schemas in), or set HARNESS_TEST_POSTGRES=embedded to run on a server of our own.',
+    }
+  }
+  return { use: 'embedded' }
+}
+
+export function modeOf(value: string | undefined): Mode {
   const mode = (value ?? 'auto').trim().toLowerCase() || 'auto'
   if (!(MODES as readonly string[]).includes(mode)) {
     throw new Error(`HARNESS_TEST_POSTGRES must be one of ${MODES.join(', ')}, not "${value}".`)
@@ -78,14 +105,14 @@ function modeOf(value: string | undefined): Mode {
 }
 
 /** The PG* settings as the tests read them (their defaults), without the password. */
-function describe(env: NodeJS.ProcessEnv): string {
+function describeTarget(env: NodeJS.ProcessEnv): string {
   return `${env.PGHOST ?? '127.0.0.1'}:${env.PGPORT ?? 5432}, database ${env.PGDATABASE ?? DATABASE}, user ${env.PGUSER ?? 'postgres'}`
 }
 
-type Probe = { ok: true } | { ok: false; answered: boolean; reason: string }
+export type Probe = { ok: true } | { ok: false; answered: boolean; reason: string }
 
 /** Connects with the same defaults as the tests' `pgConfig()`, and runs one query. */
-async function probeServer(): Promise<Probe> {
+export async function probeServer(): Promise<Probe> {
   const client = new pg.Client({
     host: process.env.PGHOST ?? '127.0.0.1',
     port: Number(process.env.PGPORT ?? 5432),
