@@ -15,8 +15,6 @@ export {
 } from './secrets/secret-scanner.js'
 export {
   durableTool,
-  durableMetaOf,
-  DURABLE,
   type DurableTool,
   type DurableToolContext,
   type DurableToolOptions,
@@ -43,7 +41,7 @@ export type { Session, SessionStatus, TurnInput } from './runtime/session.js'
 export { createWorker, type Worker, type WorkerOptions, type PollResult } from './runtime/worker.js'
 export { HARNESS_EVENTS } from './runtime/turn-runner.js'
 export { ParkSignal } from './runtime/park.js'
-export { agentTool, agentMetaOf, childSessionId, AGENT, type AgentTool, type AgentToolOptions } from './runtime/agent-tool.js'
+export { agentTool, childSessionId, type AgentTool, type AgentToolOptions } from './runtime/agent-tool.js'
 export { StepError, RecordError } from './runtime/runtime-errors.js'
 export * from './runtime/records.js'
 export { foldLog, readAndFold, questionId, type SessionState, type StoredStep } from './runtime/session-fold.js'

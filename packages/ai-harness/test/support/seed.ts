@@ -1,6 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { codeBlocks, typecheck as typecheckFiles, writeModule } from '@tanstack/ai-harness-doc-blocks'
+
+export { codeBlocks }
 
 /** The repo root: this file is packages/ai-harness/test/support/seed.ts. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..')
@@ -10,15 +13,23 @@ export const seedPagePath = resolve(repoRoot, '..', 'shared', 'seed', 'durable-t
 
 export const SEED_GROUP = 'harness-durable-tools'
 
-/** The ```ts code blocks of one group of a docs page, in order, unchanged. */
-export function codeBlocks(markdown: string, group: string): string[] {
-  const blocks: string[] = []
-  const fence = /^```ts([^\n]*)\n([\s\S]*?)^```[ \t]*$/gm
-  for (const match of markdown.matchAll(fence)) {
-    const info = (match[1] ?? '').trim().split(/\s+/)
-    if (info.includes(`group=${group}`)) blocks.push(match[2]!)
-  }
-  return blocks
+/** True when `CI` is set to anything but '', 'false' or '0'. */
+export const isCi = (env: NodeJS.ProcessEnv = process.env): boolean => !['', 'false', '0'].includes((env.CI ?? '').trim().toLowerCase())
+
+/**
+ * Whether the seed page tests run: `run` when the page is there; `skip` (with the reason
+ * to report) when it is not, on a clone of the repo alone; `fail` when it is not and
+ * `CI` is set, because CI always lays shared/ beside the repo.
+ */
+export function seedPageStatus(
+  path: string = seedPagePath,
+  env: NodeJS.ProcessEnv = process.env,
+): { state: 'run' } | { state: 'skip' | 'fail'; reason: string } {
+  if (existsSync(path)) return { state: 'run' }
+  const reason = `the seed page is not beside the repo (../shared/seed/durable-tools.md, looked for at ${path})`
+  return isCi(env)
+    ? { state: 'fail', reason: `${reason}; CI always has it, so with CI set its absence is a failure` }
+    : { state: 'skip', reason: `${reason}; the docs/ pages of the repo are tested instead (set CI=true to make this a failure)` }
 }
 
 export function readSeedPage(): string {
@@ -38,8 +49,9 @@ export function readSeedPage(): string {
  */
 export function writeSeedModule(fileName: string): { path: string; blocks: string[] } {
   const blocks = codeBlocks(readSeedPage(), SEED_GROUP)
-  const path = resolve(repoRoot, 'packages', 'ai-harness', 'test', 'seed', '.generated', fileName)
-  mkdirSync(dirname(path), { recursive: true })
-  writeFileSync(path, blocks.join('\n'))
+  const path = writeModule(resolve(repoRoot, 'packages', 'ai-harness', 'test', 'seed', '.generated', fileName), blocks.join('\n'))
   return { path, blocks }
 }
+
+/** Typechecks one file with the repo's compiler options (strict, NodeNext, skipLibCheck). */
+export const typecheck = (path: string): string[] => typecheckFiles([path], resolve(repoRoot, 'tsconfig.base.json'))

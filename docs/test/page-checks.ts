@@ -1,0 +1,80 @@
+/**
+ * What each page says its code does, checked on the module's exports and on the fake
+ * services, after the group ran. Keyed by `page#group`.
+ */
+import type { LogEntry } from '@tanstack/ai-harness'
+import { expect } from 'vitest'
+import type { Services } from './support/services.js'
+
+export type PageCheck = (run: { module: Record<string, unknown>; services: Services }) => void | Promise<void>
+
+const recordsOf = (log: unknown, type: string) => (log as LogEntry[]).map((e) => e.record).filter((r) => r.type === type)
+
+export const checks: Record<string, PageCheck> = {
+  'durable-tools.md#shop': ({ module, services: { billing } }) => {
+    // The first order: one charge, one invoice, and the answer after the tool result.
+    expect(module.firstAnswer).toBe('Paid; the invoice is on its way.')
+    expect(recordsOf(module.firstLog, 'harness.step').map((r) => r.name)).toEqual(['charge:a1', 'invoice:ch_1'])
+    expect(recordsOf(module.firstLog, 'harness.tool.result')).toMatchObject([
+      { toolName: 'checkout', ok: true, result: { chargeId: 'ch_1' } },
+    ])
+    // The crashed order: the charge ran once (its step was logged), the invoice after the resume.
+    expect(module.neededRecovery).toBe(true)
+    expect(billing.calls.filter((c) => c.subject === 'b2').map((c) => c.op)).toEqual(['charge'])
+    expect(billing.charges.map((c) => c.orderId)).toEqual(['a1', 'b2', 'c3'])
+    expect(billing.invoices.map((i) => i.chargeId)).toEqual(['ch_1', 'ch_2', 'ch_3'])
+    expect(recordsOf(module.recoveredLog, 'harness.tool.result')).toMatchObject([{ ok: true, result: { chargeId: 'ch_2' } }])
+    expect(recordsOf(module.recoveredLog, 'harness.turn.finished')).toHaveLength(1)
+    // Plain chat(): keys start with plain:, there is no log.
+    expect(billing.charges.find((c) => c.orderId === 'c3')?.key).toMatch(/^plain:/)
+  },
+
+  'waits.md#refunds': ({ module, services: { billing } }) => {
+    expect(module.parkedFor).toBe('sleep')
+    expect(module.wrongAnswer).toBe('ANSWER_INVALID')
+    const log = module.finalLog as LogEntry[]
+    expect(recordsOf(log, 'harness.sleep')).toHaveLength(1)
+    expect(recordsOf(log, 'harness.ask')).toHaveLength(1)
+    expect(recordsOf(log, 'harness.answer')).toMatchObject([{ answer: { approve: true } }])
+    expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { refunded: true, refundId: 're_ch_42' } }])
+    expect(recordsOf(log, 'harness.turn.finished')).toHaveLength(1)
+    expect(billing.calls.map((c) => c.subject)).toEqual(['refund:ch_42'])
+  },
+  'sessions-hosts-workers.md#leases': ({ module }) => {
+    expect(module.secondOpen).toBe('LEASE_HELD')
+    expect(module.seenByWeb2).toBeGreaterThan(4)
+  },
+  'sessions-hosts-workers.md#recovery': ({ module }) => {
+    expect(module.opened).toBe(1)
+    const log = module.recoveredLog as LogEntry[]
+    expect(recordsOf(log, 'harness.turn.resumed')).toHaveLength(1)
+    expect(recordsOf(log, 'harness.step').map((r) => String(r.name).split(':')[0])).toEqual(['open', 'notify'])
+    expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true }])
+  },
+  'sessions-hosts-workers.md#handoff': ({ module }) => {
+    expect(module.streamEnd).toMatchObject({ code: 'LEASE_LOST' })
+    expect(module.stepsBeforeWorker).toBe(1)
+    expect(module.resumed).toEqual(['customer-56'])
+    const log = module.handedOffLog as LogEntry[]
+    expect(recordsOf(log, 'harness.step').map((r) => String(r.name).split(':')[0])).toEqual(['open', 'notify'])
+    expect(recordsOf(log, 'harness.turn.finished')).toHaveLength(1)
+  },
+  'sessions-hosts-workers.md#agents': ({ module }) => {
+    expect(module.agentResult).toBe('Ticket filed.')
+    expect(recordsOf(module.childLog, 'harness.tool.result')).toMatchObject([{ toolName: 'file_ticket', ok: true }])
+  },
+  'stores/memory.md#memory': ({ module }) => {
+    expect(module.idle).toEqual([])
+    expect((module.entries as LogEntry[]).at(-1)?.record.type).toBe('harness.turn.finished')
+    expect(module.stored).toContain('Hello!')
+  },
+  'stores/postgres.md#pglite': ({ module }) => {
+    expect(module.applied).toEqual([])
+    expect(recordsOf(module.entries, 'harness.assistant').at(-1)).toMatchObject({ text: 'Noted.' })
+  },
+  'writing-a-store.md#map-store.test': ({ module }) => {
+    // The log cases pass; the lease and wakeup cases are skipped with the page's reasons.
+    expect(module.numPassedTests).toBeGreaterThan(20)
+    expect(module.numPendingTests).toBeGreaterThan(0)
+  },
+}
