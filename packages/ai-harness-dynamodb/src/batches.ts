@@ -20,22 +20,44 @@ export interface LogContext {
   readonly ahead: ReadAhead
 }
 
-/** One item of a batch slot: a batch of records, or the tombstone `delete` left in its place. */
-export type Slot =
-  | { readonly kind: 'batch'; readonly sk: string; readonly gen: number; readonly first: number; readonly count: number }
-  | { readonly kind: 'tombstone'; readonly sk: string; readonly gen: number; readonly first: number }
+/**
+ * One item of a batch slot:
+ * - `batch`: records `first … first + count - 1`;
+ * - `erased`: a batch `delete` overwrote; it keeps the count, not the records;
+ * - `close`: a tombstone `delete` put on a free slot so no append can land there. At the
+ *   slot right after the last batch it closes the generation; `delete` may also put
+ *   some a few slots further (see `delete.ts`), which then sit inside or past batches.
+ */
+export type Slot = BatchSlot | ErasedSlot | CloseSlot
 
-export type BatchWithRecords = Extract<Slot, { kind: 'batch' }> & { readonly records: LogRecord[] }
+interface SlotKey {
+  readonly sk: string
+  readonly gen: number
+  readonly first: number
+}
+export interface BatchSlot extends SlotKey {
+  readonly kind: 'batch'
+  readonly count: number
+}
+export interface ErasedSlot extends SlotKey {
+  readonly kind: 'erased'
+  readonly count: number
+}
+export interface CloseSlot extends SlotKey {
+  readonly kind: 'close'
+}
 
 export function parseSlot(item: Record<string, AttributeValue>): Slot {
   const sk = stringAttr(item, ATTR.sk)
   const { gen, first } = slotOf(sk)
-  if (item[ATTR.tombstone]?.BOOL === true) return { kind: 'tombstone', sk, gen, first }
-  return { kind: 'batch', sk, gen, first, count: numberAttr(item, ATTR.count) }
+  const tombstone = item[ATTR.tombstone]?.BOOL === true
+  if (tombstone && item[ATTR.count] === undefined) return { kind: 'close', sk, gen, first }
+  const count = numberAttr(item, ATTR.count)
+  return tombstone ? { kind: 'erased', sk, gen, first, count } : { kind: 'batch', sk, gen, first, count }
 }
 
 /** The records of a batch item (queried with records), parsed. */
-export function recordsOf(item: Record<string, AttributeValue>, batch: Extract<Slot, { kind: 'batch' }>): LogRecord[] {
+export function recordsOf(item: Record<string, AttributeValue>, batch: BatchSlot): LogRecord[] {
   let records: unknown
   try {
     records = JSON.parse(stringAttr(item, ATTR.records))
@@ -93,24 +115,38 @@ export interface Tail {
   readonly next: number
 }
 
+/** Close tombstones `delete` may put at once past the tail; a tail read looks past twice as many. */
+export const SPECULATIVE_CLOSES = 8
+
 /**
- * The live generation and next free seq, from the last batch slot of the partition: one
- * strongly consistent query for one small item. A tombstone there means its generation
- * was deleted, so the live one is the next, still empty.
+ * The live generation and next free seq, from the last items of the partition: one
+ * strongly consistent query, keys and counts only. The last batch gives the tail; the
+ * generation is closed (deleted) when a close tombstone holds the slot right after it,
+ * or when its last batch is erased; the live one is then the next, still empty.
  */
 export async function readTail(ctx: LogContext, logId: string): Promise<Tail> {
   const pk = ctx.keys.pk(logId)
-  const out = await queryBatches(ctx, pk, { from: FIRST_BATCH_SK, to: LAST_BATCH_SK, forward: false, limit: 1, records: false })
-  const item = out.Items?.[0]
-  const slot = item ? parseSlot(item) : undefined
-  const tail: Tail =
-    slot === undefined
-      ? { gen: 0, next: 1 }
-      : slot.kind === 'tombstone'
-        ? { gen: slot.gen + 1, next: 1 }
-        : { gen: slot.gen, next: slot.first + slot.count }
+  const out = await queryBatches(ctx, pk, {
+    from: FIRST_BATCH_SK,
+    to: LAST_BATCH_SK,
+    forward: false,
+    limit: 2 * SPECULATIVE_CLOSES + 2,
+    records: false,
+  })
+  const tail = tailOf((out.Items ?? []).map(parseSlot))
   ctx.tails.set(logId, tail)
   return tail
+}
+
+/** The tail from the last slots of a partition, newest first. */
+export function tailOf(newestFirst: readonly Slot[]): Tail {
+  const index = newestFirst.findIndex((slot) => slot.kind !== 'close')
+  if (index === -1) return newestFirst[0] ? { gen: newestFirst[0].gen + 1, next: 1 } : { gen: 0, next: 1 }
+  const last = newestFirst[index]!
+  if (last.kind !== 'batch') return { gen: last.gen + 1, next: 1 }
+  const next = last.first + last.count
+  const closed = newestFirst.slice(0, index).some((slot) => slot.gen === last.gen && slot.first === next)
+  return closed ? { gen: last.gen + 1, next: 1 } : { gen: last.gen, next }
 }
 
 /** Puts or deletes items, 25 per BatchWriteItem, re-sending what DynamoDB left unprocessed. */

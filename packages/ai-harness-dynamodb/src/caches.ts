@@ -63,60 +63,84 @@ export interface PendingBatch {
   readonly sk: string
   readonly first: number
   readonly records: LogRecord[]
+  /** Size of the batch's stored JSON, for the cache's byte bound. */
+  readonly bytes: number
 }
 
-interface Pending {
+/** Where the last page of a log ended, and what it fetched past that. */
+export interface ReadPoint {
   readonly gen: number
-  /** The seq of the first record not returned yet. */
+  /** The seq after the last entry returned; a batch ends just before it unless `batches` holds its rest. */
   next: number
-  /** Contiguous batches; the first holds `next`. */
+  /** Contiguous batches not returned yet; the first holds `next`. Empty: a batch ends at `next - 1`. */
   batches: PendingBatch[]
 }
 
+/** Bytes of fetched records the read-ahead may hold in all, across logs. */
+const READ_AHEAD_BYTES = 8 * 1024 * 1024
+
 /**
- * The parsed rest of the batches the last page of a log fetched but could not return
- * (a page holds at most `limit` entries, a stored batch up to 390 KB of them). The next
- * page of the same log starts there, so a full read parses each stored byte once
- * instead of once per page. Each record object is handed out at most once (callers may
- * change what they get), and the reader uses it only after a fresh query shows the batch
- * is still there: a deleted log's records never come back from here.
+ * Where the last page of each log ended, with the parsed rest of the batches it fetched
+ * but could not return (a page holds at most `limit` entries, a stored batch up to
+ * 390 KB of them). The next page of the same log starts there, so a full read parses
+ * each stored byte once, and needs no query to find where to start. Each record object
+ * is handed out at most once (callers may change what they get), and the reader checks
+ * that the generation was not deleted before it uses held records: a deleted log's
+ * records never come back from here.
  */
 export class ReadAhead {
-  readonly #logs: Bounded<Pending>
-  constructor(maxLogs = 4) {
-    this.#logs = new Bounded(maxLogs)
+  readonly #points = new Map<string, ReadPoint>()
+  #bytes = 0
+  constructor(
+    private readonly maxLogs = 1000,
+    private readonly maxBytes = READ_AHEAD_BYTES,
+  ) {}
+
+  /** The read point of `logId` if its next page starts at `from` in `gen`. */
+  at(logId: string, gen: number, from: number): ReadPoint | undefined {
+    const point = this.#points.get(logId)
+    return point && point.gen === gen && point.next === from ? point : undefined
   }
 
-  /** The stored batch key that holds `from`, if the read ahead of `logId` starts exactly there. */
-  skAt(logId: string, gen: number, from: number): string | undefined {
-    const pending = this.#logs.get(logId)
-    return pending && pending.gen === gen && pending.next === from ? pending.batches[0]?.sk : undefined
-  }
-
-  /** Hands out up to `limit` entries from `from` (call after `skAt` was confirmed). Returns them and the seq after them. */
-  take(logId: string, limit: number): { entries: LogEntry[]; next: number } {
-    const pending = this.#logs.get(logId)
+  /** Hands out up to `limit` held entries from the read point of `logId`, moving it on. */
+  take(logId: string, limit: number): LogEntry[] {
+    const point = this.#points.get(logId)
     const entries: LogEntry[] = []
-    if (!pending) return { entries, next: 0 }
-    while (entries.length < limit && pending.batches.length > 0) {
-      const batch = pending.batches[0]!
-      const index = pending.next - batch.first
+    if (!point) return entries
+    while (entries.length < limit && point.batches.length > 0) {
+      const batch = point.batches[0]!
+      const index = point.next - batch.first
       const end = Math.min(batch.records.length, index + (limit - entries.length))
       for (let i = index; i < end; i++) entries.push({ seq: batch.first + i, record: batch.records[i]! })
-      pending.next = batch.first + end
-      if (end === batch.records.length) pending.batches.shift()
+      point.next = batch.first + end
+      if (end === batch.records.length) {
+        point.batches.shift()
+        this.#bytes -= batch.bytes
+      }
     }
-    if (pending.batches.length === 0) this.#logs.delete(logId)
-    return { entries, next: pending.next }
+    return entries
   }
 
-  /** Keeps what a page fetched past its end, from seq `next`. */
-  keep(logId: string, gen: number, next: number, batches: PendingBatch[]): void {
-    if (batches.length === 0) this.#logs.delete(logId)
-    else this.#logs.set(logId, { gen, next, batches })
+  /** Sets where the last page of `logId` ended, with what it fetched past that. */
+  keep(logId: string, point: ReadPoint): void {
+    this.forget(logId)
+    this.#points.set(logId, point)
+    this.#bytes += weight(point)
+    // Oldest first in a Map: drop the least recently read logs past either bound.
+    for (const [oldest, dropped] of this.#points) {
+      if (this.#points.size <= this.maxLogs && this.#bytes <= this.maxBytes) break
+      if (oldest === logId) continue
+      this.#points.delete(oldest)
+      this.#bytes -= weight(dropped)
+    }
   }
 
   forget(logId: string): void {
-    this.#logs.delete(logId)
+    const point = this.#points.get(logId)
+    if (!point) return
+    this.#points.delete(logId)
+    this.#bytes -= weight(point)
   }
 }
+
+const weight = (point: ReadPoint) => point.batches.reduce((sum, batch) => sum + batch.bytes, 0)

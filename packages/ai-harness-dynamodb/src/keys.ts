@@ -9,6 +9,7 @@ import { HarnessError, utf8Length } from '@tanstack/ai-harness'
  * | --------- | ------------------------------- | ------------------------------------------ |
  * | batch     | `b#<gen, 10 dig>#<first seq, 16>` | `n` record count, `r` records as JSON text |
  * | tombstone | the sk of a batch slot          | `t` = true, nothing else (no records)      |
+ * | deleted   | `d#<gen, 10 digits>`            | nothing: generation `gen` was deleted      |
  * | lease     | `lease`                         | `o` owner, `f` fence, `x` expiry, `h` held |
  * | wakeup    | `wakeup`                        | `wk` index partition, `at` due time, `c`   |
  *
@@ -42,6 +43,9 @@ export const WAKEUP_INDEX = 'wakeups'
 
 export const LEASE_SK = 'lease'
 export const WAKEUP_SK = 'wakeup'
+
+/** Sort key of the small item `delete` writes before it closes generation `gen`: readers check it cheaply. */
+export const deletedSk = (gen: number) => `d#${String(gen).padStart(GEN_DIGITS, '0')}`
 const BATCH_PREFIX = 'b#'
 const GEN_DIGITS = 10
 const SEQ_DIGITS = 16

@@ -1,8 +1,8 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb'
+import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import { assertLogId, HarnessError, type LogEntry, type ReadOptions } from '@tanstack/ai-harness'
-import { type LogContext, parseSlot, queryBatches, readTail, recordsOf } from './batches.js'
+import { type BatchSlot, type LogContext, parseSlot, queryBatches, readTail, recordsOf, SPECULATIVE_CLOSES } from './batches.js'
 import type { PendingBatch } from './caches.js'
-import { batchSk, genBounds } from './keys.js'
+import { ATTR, batchSk, deletedSk, genBounds } from './keys.js'
 
 /** A read that finds its generation deleted learns the live one and reads again, this many times. */
 const GENERATION_TRIES = 3
@@ -27,47 +27,95 @@ export async function readEntries(ctx: LogContext, logId: string, options: ReadO
   throw new HarnessError('STORE_UNAVAILABLE', `Log ${JSON.stringify(logId)} was deleted again and again under a read. Read it again.`)
 }
 
+/** Collects one page from batches in seq order, keeping what does not fit for the next page. */
+class PageBuilder {
+  readonly entries: LogEntry[] = []
+  readonly spare: PendingBatch[] = []
+  /** The seq the next batch must start at. */
+  next: number
+
+  constructor(
+    private readonly after: number,
+    private readonly limit: number,
+    start: number,
+  ) {
+    this.next = start
+  }
+
+  get full(): boolean {
+    return this.entries.length >= this.limit
+  }
+
+  add(batch: PendingBatch): void {
+    let i = Math.max(0, this.after + 1 - batch.first)
+    for (; i < batch.records.length && this.entries.length < this.limit; i++) {
+      this.entries.push({ seq: batch.first + i, record: batch.records[i]! })
+    }
+    if (i < batch.records.length) this.spare.push(batch)
+    this.next = batch.first + batch.records.length
+  }
+
+  /** The seq after the last entry returned. */
+  get end(): number {
+    return (this.entries.at(-1)?.seq ?? this.after) + 1
+  }
+}
+
 /**
- * One read in generation `gen`; `undefined` when a tombstone shows the generation was
- * deleted (then nothing read from it is returned). With `after > 0`, one small query
- * (keys and counts only) finds the batch holding `after + 1`; the records come from the
- * read-ahead of the previous page when it starts exactly there, else from forward pages
- * that begin with that batch.
+ * One read in generation `gen`; `undefined` when the generation turns out deleted (then
+ * nothing read from it is returned). Where the page starts decides the requests:
+ *
+ * - where the previous page of this instance ended, with records it fetched past its end:
+ *   one small GetItem (was the generation deleted?), then those records;
+ * - where the previous page ended at a batch end, or at seq 1: forward queries from there;
+ * - anywhere else: one reverse query for the batch holding `after + 1`, then forward.
  */
 async function readGeneration(ctx: LogContext, logId: string, gen: number, after: number, limit: number): Promise<LogEntry[] | undefined> {
   const pk = ctx.keys.pk(logId)
   const bounds = genBounds(gen)
-  const entries: LogEntry[] = []
-  /** Seq where the next batch of the forward query must start. */
-  let next = 1
-  if (after > 0) {
-    const out = await queryBatches(ctx, pk, { from: bounds.from, to: batchSk(gen, after + 1), forward: false, limit: 1, records: false })
-    const item = out.Items?.[0]
-    if (!item) return []
-    const slot = parseSlot(item)
-    if (slot.kind === 'tombstone') return undefined
-    const end = slot.first + slot.count
+  const point = ctx.ahead.at(logId, gen, after + 1)
+  const page = new PageBuilder(after, limit, after + 1)
+  if (point && point.batches.length > 0) {
+    if (await isDeleted(ctx, pk, gen)) return undefined
+    page.entries.push(...ctx.ahead.take(logId, limit))
+    page.next = point.next
+    if (point.batches.length > 0) return page.entries
+    if (page.full) {
+      ctx.ahead.keep(logId, { gen, next: page.next, batches: [] })
+      return page.entries
+    }
+  } else if (!point && after > 0) {
+    // Newest first from after+1: the batch holding it, behind any close tombstones a delete left.
+    const out = await queryBatches(ctx, pk, {
+      from: bounds.from,
+      to: batchSk(gen, after + 1),
+      forward: false,
+      limit: SPECULATIVE_CLOSES + 2,
+      records: true,
+    })
+    const items = out.Items ?? []
+    const slots = items.map(parseSlot)
+    if (slots.length === 0) return []
+    const index = slots.findIndex((slot) => slot.kind !== 'close')
+    const found = slots[index]
+    if (found?.kind !== 'batch') return undefined
+    const end = found.first + found.count
+    // A close tombstone right after it: the generation was deleted there.
+    if (slots.slice(0, index).some((slot) => slot.first === end)) return undefined
     ctx.tails.note(logId, { gen, next: end })
     // The last batch starting at or before after+1 ends at or before `after`: the log ends there.
     if (end <= after + 1) return []
-    if (ctx.ahead.skAt(logId, gen, after + 1) === slot.sk) {
-      const taken = ctx.ahead.take(logId, limit)
-      entries.push(...taken.entries)
-      if (entries.length >= limit) return entries
-      next = taken.next
-    } else {
-      next = slot.first
-    }
+    page.add(pendingOf(items[index]!, found))
   }
 
-  const spare: PendingBatch[] = []
-  let spareFrom = 0
+  const from = batchSk(gen, page.next)
   let startKey: Record<string, AttributeValue> | undefined
-  do {
+  let ended = false
+  while (!page.full && !ended) {
     // Each batch holds at least one record, so `limit - have` items are always enough.
-    const wanted = limit - entries.length
+    const wanted = limit - page.entries.length
     const out = await queryBatches(ctx, pk, {
-      from: batchSk(gen, next),
+      from,
       to: bounds.to,
       forward: true,
       limit: Number.isFinite(wanted) ? wanted : undefined,
@@ -76,28 +124,50 @@ async function readGeneration(ctx: LogContext, logId: string, gen: number, after
     })
     for (const item of out.Items ?? []) {
       const slot = parseSlot(item)
-      // A tombstone anywhere in the generation: it was deleted, and nothing of it may be returned.
-      if (slot.kind === 'tombstone') return undefined
+      if (slot.kind === 'close') {
+        // Inside a batch: a delete's guess at a slot, not a boundary. At the next boundary:
+        // the generation is closed, deleted. Past it: nothing lands there, the log ends.
+        if (slot.first < page.next) continue
+        if (slot.first === page.next) return undefined
+        ended = true
+        break
+      }
+      // An erased batch: the generation was deleted, and nothing of it may be returned.
+      if (slot.kind === 'erased') return undefined
       // Batches are contiguous; anything else means the partition was written outside this store.
-      if (slot.first !== next) {
+      if (slot.first !== page.next) {
         throw new HarnessError(
           'SESSION_CORRUPT',
-          `Log ${JSON.stringify(logId)} has a gap or overlap at seq ${next}; restore it from a backup.`,
+          `Log ${JSON.stringify(logId)} has a gap or overlap at seq ${page.next}; restore it from a backup.`,
         )
       }
-      const records = recordsOf(item, slot)
-      next = slot.first + slot.count
-      ctx.tails.note(logId, { gen, next })
-      let i = Math.max(0, after + 1 - slot.first)
-      for (; i < records.length && entries.length < limit; i++) entries.push({ seq: slot.first + i, record: records[i]! })
-      // What this page fetched but cannot return waits for the next page.
-      if (i < records.length) {
-        if (spare.length === 0) spareFrom = slot.first + i
-        spare.push({ sk: slot.sk, first: slot.first, records })
-      }
+      page.add(pendingOf(item, slot))
+      ctx.tails.note(logId, { gen, next: page.next })
     }
     startKey = out.LastEvaluatedKey
-  } while (startKey && entries.length < limit)
-  ctx.ahead.keep(logId, gen, spareFrom, spare)
-  return entries
+    if (!startKey) break
+  }
+  ctx.ahead.keep(logId, { gen, next: page.end, batches: page.spare })
+  return page.entries
+}
+
+function pendingOf(item: Record<string, AttributeValue>, slot: BatchSlot): PendingBatch {
+  return { sk: slot.sk, first: slot.first, records: recordsOf(item, slot), bytes: item[ATTR.records]?.S?.length ?? 0 }
+}
+
+/** True when `delete` began on generation `gen`: one consistent GetItem of a small item. */
+async function isDeleted(ctx: LogContext, pk: string, gen: number): Promise<boolean> {
+  const out = await ctx.send((client, { abortSignal }) =>
+    client.send(
+      new GetItemCommand({
+        TableName: ctx.tableName,
+        Key: { [ATTR.pk]: { S: pk }, [ATTR.sk]: { S: deletedSk(gen) } },
+        ConsistentRead: true,
+        ProjectionExpression: '#sk',
+        ExpressionAttributeNames: { '#sk': ATTR.sk },
+      }),
+      { abortSignal },
+    ),
+  )
+  return out.Item !== undefined
 }

@@ -44,17 +44,20 @@ const codeOf = (promise: Promise<unknown>) =>
 
 describe('delete holds on DynamoDB', () => {
   it('a session live on several instances with warm caches: after delete no append expecting seq > 1 lands, not one byte', async () => {
-    const [a, b, c, d, deleter] = instances(5) as [DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore]
+    const [a, b, c, d, e, deleter] = instances(6) as [DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore]
     await a.append('s', 1, [rec(1), rec(2)])
     await a.append('s', 3, [rec(3)])
     expect((await b.read('s')).length).toBe(3) // b's tail: 4
     await c.append('s', 4, [rec(4), rec(5)]) // c's tail: 6 (a's and b's are stale at 4)
-    expect((await d.read('s', { after: 1, limit: 1 })).map((e) => e.seq)).toEqual([2]) // d read part of a batch
+    expect((await d.read('s', { after: 1, limit: 1 })).map((e) => e.seq)).toEqual([2]) // d read the end of a batch
+    expect((await e.read('s', { limit: 1 })).map((x) => x.seq)).toEqual([1]) // e holds seq 2, fetched with seq 1
     const lease = await a.leases.acquire('s', 'host-a', 60_000)
 
     await deleter.delete('s')
     const afterDelete = await dump(deleter)
     expect(afterDelete).not.toContain('card-4242')
+    // What e fetched before the delete never comes back.
+    expect(await e.read('s', { after: 1, limit: 1 })).toEqual([])
 
     // First each instance at the tail its cache holds (a conflict would refresh it)...
     for (const [name, store, seq] of [
@@ -66,7 +69,7 @@ describe('delete holds on DynamoDB', () => {
       expect(await codeOf(store.append('s', seq, [rec(seq, 'stale-write')])), `${name} at its cached ${seq}`).toBe('LOG_CONFLICT')
     }
     // ...then every instance at every seq it could know (each batch start, each tail) and past them.
-    for (const [name, store] of Object.entries({ a, b, c, d, deleter })) {
+    for (const [name, store] of Object.entries({ a, b, c, d, e, deleter })) {
       for (const seq of [2, 3, 4, 5, 6, 7]) {
         expect(await codeOf(store.append('s', seq, [rec(seq, 'stale-write')])), `${name} at ${seq}`).toBe('LOG_CONFLICT')
       }
@@ -78,7 +81,7 @@ describe('delete holds on DynamoDB', () => {
 
     // A new log of the id starts clean at seq 1, from an instance with a stale cache too.
     await b.append('s', 1, [rec(1, 'new-log')])
-    for (const store of [a, c, d, deleter]) expect((await readAll(store, 's')).map((e) => e.record.secret)).toEqual(['new-log'])
+    for (const store of [a, c, d, e, deleter]) expect((await readAll(store, 's')).map((e) => e.record.secret)).toEqual(['new-log'])
     expect(await codeOf(c.append('s', 6, [rec(6, 'stale-write')]))).toBe('LOG_CONFLICT')
     expect(await dump(deleter)).not.toContain('stale-write')
     const next = await d.leases.acquire('s', 'host-d', 60_000)
@@ -107,7 +110,7 @@ describe('delete holds on DynamoDB', () => {
     expect(await dump(other)).not.toMatch(/stale-write|new-log|card-4242/)
   })
 
-  it('delete racing appenders: once it resolves, the log is empty and nothing written before it survives', async () => {
+  it('delete racing writers that append back to back: it resolves, the log is empty and nothing written before it survives', async () => {
     const writers = instances(4)
     const deleter = another(writers[0]!.namespace)
     await writers[0]!.append('s', 1, [rec(1)])
@@ -124,11 +127,15 @@ describe('delete holds on DynamoDB', () => {
         }
       }
     })
-    await new Promise((resolve) => setTimeout(resolve, 50))
-    await deleter.delete('s')
-    const entries = await readAll(deleter, 's')
-    stop = true
-    await Promise.all(loops)
+    let entries: unknown[]
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await deleter.delete('s')
+      entries = await readAll(deleter, 's')
+    } finally {
+      stop = true
+      await Promise.all(loops)
+    }
     expect(entries).toEqual([])
     expect(await readAll(deleter, 's')).toEqual([])
     expect(await dump(deleter)).not.toContain('race-')
