@@ -66,7 +66,8 @@ class PageBuilder {
  * nothing read from it is returned). Where the page starts decides the requests:
  *
  * - where the previous page of this instance ended, with records it fetched past its end:
- *   one small GetItem (was the generation deleted?), then those records;
+ *   those records, and one small GetItem (was the generation deleted?) when they fill the
+ *   page, else forward queries for the rest;
  * - where the previous page ended at a batch end, or at seq 1: forward queries from there;
  * - anywhere else: one reverse query for the batch holding `after + 1`, then forward.
  */
@@ -76,14 +77,11 @@ async function readGeneration(ctx: LogContext, logId: string, gen: number, after
   const point = ctx.ahead.at(logId, gen, after + 1)
   const page = new PageBuilder(after, limit, after + 1)
   if (point && point.batches.length > 0) {
-    if (await isDeleted(ctx, pk, gen)) return undefined
     page.entries.push(...ctx.ahead.take(logId, limit))
     page.next = point.next
-    if (point.batches.length > 0) return page.entries
-    if (page.full) {
-      ctx.ahead.keep(logId, { gen, next: page.next, batches: [] })
-      return page.entries
-    }
+    // A page served from held records alone asks whether the generation was deleted since;
+    // one that goes on reading learns it from the items it meets (see the loop below).
+    if (page.full) return (await isDeleted(ctx, pk, gen)) ? undefined : page.entries
   } else if (!point && after > 0) {
     // Newest first from after+1: the batch holding it, behind any close tombstones a delete left.
     const out = await queryBatches(ctx, pk, {
