@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto'
+import { S3Client } from '@aws-sdk/client-s3'
+import { readAll } from '@tanstack/ai-harness'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { s3Store } from '../src/index.js'
+import { deletePrefix } from './support/objects.js'
+import { s3Target } from './support/s3-target.js'
+
+const target = s3Target()
+const admin = new S3Client(target.clientConfig)
+const prefix = `paging-${randomUUID()}/`
+afterAll(async () => {
+  await deletePrefix(admin, target.bucket, prefix)
+  admin.destroy()
+})
+
+describe('cost of a full paged read', () => {
+  it('downloads and parses each stored batch once, with one LIST per page', async () => {
+    const writer = s3Store({ bucket: target.bucket, prefix, clientConfig: target.clientConfig })
+    // Three stored batches of 2 500 records each, read in pages of 1 000 as the harness does.
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 2500 }, (_, i) => ({ type: 't', n: b * 2500 + i, pad: 'x'.repeat(40) })))
+    for (const [b, batch] of batches.entries()) await writer.append('s', b * 2500 + 1, batch)
+    const stored = batches.reduce((sum, batch) => sum + JSON.stringify(batch).length, 0)
+    await writer.close()
+
+    const client = new S3Client(target.clientConfig)
+    const calls: string[] = []
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? '')
+        return next(args)
+      },
+      { step: 'initialize' },
+    )
+    const reader = s3Store({ bucket: target.bucket, prefix, client })
+    const parse = vi.spyOn(JSON, 'parse')
+    let entries: Awaited<ReturnType<typeof readAll>>
+    let parsed = 0
+    try {
+      entries = await readAll(reader, 's', 1000)
+      parsed = parse.mock.calls.reduce((sum, [text]) => sum + String(text).length, 0)
+    } finally {
+      parse.mockRestore()
+      client.destroy()
+    }
+    expect(entries.map((e) => e.record.n)).toEqual(batches.flat().map((r) => r.n))
+    expect(calls.filter((c) => c === 'GetObjectCommand')).toHaveLength(3)
+    // Each batch's body once (its `{"seq":…}` wrapper adds a few bytes).
+    expect(parsed).toBeGreaterThanOrEqual(stored)
+    expect(parsed).toBeLessThan(stored * 1.01)
+    // 9 pages (8 with entries, then the empty one that ends the read), one listing each.
+    expect(calls.filter((c) => c === 'ListObjectsV2Command')).toHaveLength(9)
+  })
+})
