@@ -44,7 +44,14 @@ const codeOf = (promise: Promise<unknown>) =>
 
 describe('delete holds on DynamoDB', () => {
   it('a session live on several instances with warm caches: after delete no append expecting seq > 1 lands, not one byte', async () => {
-    const [a, b, c, d, e, deleter] = instances(6) as [DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore, DynamoDbStore]
+    const [a, b, c, d, e, deleter] = instances(6) as [
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+    ]
     await a.append('s', 1, [rec(1), rec(2)])
     await a.append('s', 3, [rec(3)])
     expect((await b.read('s')).length).toBe(3) // b's tail: 4

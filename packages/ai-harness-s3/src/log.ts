@@ -44,6 +44,15 @@ interface LiveView {
   readonly batches: ListedSlot[]
 }
 
+/** Batches of the live generation a read may need, from a listing; `complete` when it reached the log's end. */
+interface ListedLog {
+  readonly gen: number
+  readonly listed: ListedSlot[]
+  /** The last seq before the first listed batch. */
+  readonly before: number
+  readonly complete: boolean
+}
+
 /** Where the last page of a log ended inside a batch, with that batch's records not returned yet. */
 interface HeldBatch {
   readonly gen: number
@@ -135,12 +144,22 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   // does not download and parse it again (a page holds 1 000 entries, a batch up to 1 MiB).
   const held = boundedMap<string, HeldBatch>(HELD_BATCHES)
 
-  async function listSlots(logId: string, startAfter?: string): Promise<ListedSlot[]> {
-    const found: ListedSlot[] = []
+  /** The log's slots after `startAfter` in key order; `complete` is false when it stopped at `max`. */
+  async function listSlots(
+    logId: string,
+    startAfter?: string,
+    max = Number.POSITIVE_INFINITY,
+  ): Promise<ListedSlot[] & { complete?: boolean }> {
+    const found: ListedSlot[] & { complete?: boolean } = []
+    found.complete = true
     for await (const page of io.list(keys.logPrefix(logId), startAfter)) {
       for (const item of page) {
         const slot = keys.slotOf(logId, item.key)
         if (slot !== undefined) found.push({ ...item, ...slot })
+      }
+      if (found.length >= max) {
+        found.complete = false
+        break
       }
     }
     return found
@@ -240,28 +259,33 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     }
   }
 
-  /** The live generation's batches that may hold seqs after `after`, and the last seq before the first of them. */
-  async function batchesFrom(logId: string, after: number): Promise<{ gen: number; listed: ListedSlot[]; before: number }> {
+  /**
+   * The live generation's batches that may hold seqs after `after` (at most as many as a
+   * page of `limit` entries can need), and the last seq before the first of them. A
+   * listing cut short cannot show the generation's last key; a tombstone anywhere in it
+   * does show a delete, and then the whole log is listed to find the live generation.
+   */
+  async function batchesFrom(logId: string, after: number, limit: number): Promise<ListedLog> {
     const hint = readHints.get(logId)
     if (hint && hint.end <= after && hint.batch > 1) {
-      // Lists this generation from the hinted batch on, and every later generation whole.
-      const listed = await listSlots(logId, keys.batch(logId, hint.gen, hint.batch - 1))
+      // This generation from the hinted batch on: no tombstone in it, no later generation.
+      const listed = await listSlots(logId, keys.batch(logId, hint.gen, hint.batch - 1), 1 + (after - hint.end) + limit + 1)
       const first = listed[0]
-      if (first?.gen === hint.gen && first.batch === hint.batch && first.etag === hint.etag) {
-        const view = liveOf(listed, hint.gen)
-        if (view.gen === hint.gen) return { gen: view.gen, listed: view.batches.slice(1), before: hint.end }
-        return { gen: view.gen, listed: view.batches, before: 0 }
+      if (first?.gen === hint.gen && first.batch === hint.batch && first.etag === hint.etag && !listed.some(isTombstone)) {
+        return { gen: hint.gen, listed: listed.slice(1), before: hint.end, complete: listed.complete === true }
       }
-      // The hinted batch is a tombstone now, or gone: the log was deleted.
+      // The hinted batch is a tombstone now, or gone, or the log was deleted: list it whole.
     }
-    const view = liveOf(await listSlots(logId), 0)
-    return { gen: view.gen, listed: view.batches, before: 0 }
+    const listed = await listSlots(logId, undefined, after + limit + 1)
+    if (!listed.complete && !listed.some(isTombstone)) return { gen: listed[0]!.gen, listed, before: 0, complete: false }
+    const view = liveOf(listed.complete ? listed : await listSlots(logId), 0)
+    return { gen: view.gen, listed: view.batches, before: 0, complete: true }
   }
 
   async function readOnce(logId: string, after: number, limit: number): Promise<LogEntry[] | undefined> {
-    const { gen, listed, before } = await batchesFrom(logId, after)
+    const { gen, listed, before, complete } = await batchesFrom(logId, after, limit)
     if (listed.length === 0) {
-      if (before === 0) tails.set(logId, { gen, batch: 0, nextSeq: 1, etag: undefined })
+      if (before === 0 && complete) tails.set(logId, { gen, batch: 0, nextSeq: 1, etag: undefined })
       return []
     }
     const entries: LogEntry[] = []
@@ -322,7 +346,8 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
       }
       const last = listed[listed.length - 1]!
       // A read that reached the end primes the tail: the next append is one PUT.
-      if (start >= listed.length && expected !== undefined) tails.set(logId, { gen, batch: last.batch, nextSeq: expected, etag: last.etag })
+      if (complete && start >= listed.length && expected !== undefined)
+        tails.set(logId, { gen, batch: last.batch, nextSeq: expected, etag: last.etag })
     }
     return entries
   }

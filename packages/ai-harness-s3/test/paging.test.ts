@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { S3Client } from '@aws-sdk/client-s3'
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { readAll } from '@tanstack/ai-harness'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { s3Store } from '../src/index.js'
+import { keyLayout, s3Store } from '../src/index.js'
+import { mapBounded } from '../src/objects.js'
 import { deletePrefix } from './support/objects.js'
 import { s3Target } from './support/s3-target.js'
 
@@ -50,5 +51,41 @@ describe('cost of a full paged read', () => {
     expect(parsed).toBeLessThan(stored * 1.01)
     // 9 pages (8 with entries, then the empty one that ends the read), one listing each.
     expect(calls.filter((c) => c === 'ListObjectsV2Command')).toHaveLength(9)
+  })
+
+  it('of a log of many one-record batches lists about one page of keys per page, not the rest of the log', async () => {
+    // 2 100 batches of one record, as a session of single steps leaves them, written directly.
+    const logPrefix = `${prefix}many/`
+    const layout = keyLayout(logPrefix)
+    await mapBounded(
+      Array.from({ length: 2100 }, (_, i) => i + 1),
+      32,
+      (seq) =>
+        admin.send(
+          new PutObjectCommand({
+            Bucket: target.bucket,
+            Key: layout.batch('s', 0, seq),
+            Body: `{"seq":${seq},"records":[{"type":"t","n":${seq}}]}`,
+          }),
+        ),
+    )
+    const client = new S3Client(target.clientConfig)
+    let lists = 0
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ListObjectsV2Command') lists++
+        return next(args)
+      },
+      { step: 'initialize' },
+    )
+    const reader = s3Store({ bucket: target.bucket, prefix: logPrefix, client })
+    try {
+      const entries = await readAll(reader, 's', 100)
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2100 }, (_, i) => i + 1))
+    } finally {
+      client.destroy()
+    }
+    // 22 pages (the last one empty): one listing of ~100 keys each, not of the ~1 000 after them.
+    expect(lists).toBeLessThanOrEqual(23)
   })
 })
