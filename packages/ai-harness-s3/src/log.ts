@@ -282,7 +282,26 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     return { gen: view.gen, listed: view.batches, before: 0, complete: true }
   }
 
+  /**
+   * A page that the held rest of a batch fills alone: one HEAD shows the batch is still
+   * there as it was (a delete overwrites it with a tombstone, another ETag).
+   */
+  async function fromHeld(logId: string, after: number, limit: number): Promise<LogEntry[] | undefined> {
+    const rest = held.get(logId)
+    if (!rest || rest.next !== after + 1 || rest.first + rest.records.length - rest.next < limit) return undefined
+    const now = await io.head(keys.batch(logId, rest.gen, rest.batch))
+    if (now?.etag !== rest.etag || now.size === 0) {
+      held.delete(logId)
+      return undefined
+    }
+    const entries: LogEntry[] = []
+    for (; entries.length < limit; rest.next++) entries.push({ seq: rest.next, record: rest.records[rest.next - rest.first]! })
+    return entries
+  }
+
   async function readOnce(logId: string, after: number, limit: number): Promise<LogEntry[] | undefined> {
+    const fromRest = await fromHeld(logId, after, limit)
+    if (fromRest) return fromRest
     const { gen, listed, before, complete } = await batchesFrom(logId, after, limit)
     if (listed.length === 0) {
       if (before === 0 && complete) tails.set(logId, { gen, batch: 0, nextSeq: 1, etag: undefined })

@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
@@ -97,6 +98,17 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
             abortSignal.removeEventListener('abort', stop)
           }
         })
+      } catch (error) {
+        if (isNotFound(error)) return undefined
+        throw error
+      }
+    },
+
+    /** The ETag and size of `key`, without its body; `undefined` when it does not exist. */
+    async head(key: string): Promise<{ etag: string; size: number } | undefined> {
+      try {
+        const out = await run((abortSignal) => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
+        return { etag: out.ETag ?? '', size: out.ContentLength ?? 0 }
       } catch (error) {
         if (isNotFound(error)) return undefined
         throw error
