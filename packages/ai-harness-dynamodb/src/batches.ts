@@ -120,20 +120,18 @@ export const SPECULATIVE_CLOSES = 8
 
 /**
  * The live generation and next free seq, from the last items of the partition: one
- * strongly consistent query, keys and counts only. The last batch gives the tail; the
+ * strongly consistent query for the last item, keys and counts only (a second for a few
+ * more when the last is a close tombstone). The last batch gives the tail; the
  * generation is closed (deleted) when a close tombstone holds the slot right after it,
  * or when its last batch is erased; the live one is then the next, still empty.
  */
 export async function readTail(ctx: LogContext, logId: string): Promise<Tail> {
   const pk = ctx.keys.pk(logId)
-  const out = await queryBatches(ctx, pk, {
-    from: FIRST_BATCH_SK,
-    to: LAST_BATCH_SK,
-    forward: false,
-    limit: 2 * SPECULATIVE_CLOSES + 2,
-    records: false,
-  })
-  const tail = tailOf((out.Items ?? []).map(parseSlot))
+  const last = (limit: number) => queryBatches(ctx, pk, { from: FIRST_BATCH_SK, to: LAST_BATCH_SK, forward: false, limit, records: false })
+  let slots = ((await last(1)).Items ?? []).map(parseSlot)
+  // Behind a close tombstone (a deleted generation, or a delete under way) look further.
+  if (slots[0]?.kind === 'close') slots = ((await last(2 * SPECULATIVE_CLOSES + 2)).Items ?? []).map(parseSlot)
+  const tail = tailOf(slots)
   ctx.tails.set(logId, tail)
   return tail
 }

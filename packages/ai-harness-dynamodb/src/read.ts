@@ -84,14 +84,10 @@ async function readGeneration(ctx: LogContext, logId: string, gen: number, after
     if (page.full) return (await isDeleted(ctx, pk, gen)) ? undefined : page.entries
   } else if (!point && after > 0) {
     // Newest first from after+1: the batch holding it, behind any close tombstones a delete left.
-    const out = await queryBatches(ctx, pk, {
-      from: bounds.from,
-      to: batchSk(gen, after + 1),
-      forward: false,
-      limit: SPECULATIVE_CLOSES + 2,
-      records: true,
-    })
-    const items = out.Items ?? []
+    const newest = (limit: number) =>
+      queryBatches(ctx, pk, { from: bounds.from, to: batchSk(gen, after + 1), forward: false, limit, records: true })
+    let items = (await newest(1)).Items ?? []
+    if (items[0] && parseSlot(items[0]).kind === 'close') items = (await newest(SPECULATIVE_CLOSES + 2)).Items ?? []
     const slots = items.map(parseSlot)
     if (slots.length === 0) return []
     const index = slots.findIndex((slot) => slot.kind !== 'close')
