@@ -1,25 +1,13 @@
-import { randomUUID } from 'node:crypto'
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { type Clock, createManualClock, readAll } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
-import { type DynamoDbStore, deleteNamespace, dynamoDbStore } from '../src/index.js'
-import { clientConfig } from './target.js'
+import { describe, expect, it } from 'vitest'
+import { storesOfTest } from './support/stores.js'
 
 // The store has no clock: a lease's expiry is written from the holder's clock and read
 // against the taker's. The README's bound: a holder that renews every R keeps its lease
 // while clocks differ by less than ttl - R (the harness renews every ttl / 3: 2/3 of the
 // ttl). Beyond it two hosts may both think they hold the lease, and the log stays safe
 // because every append is a conditional write on the seq.
-const target = inject('dynamodb')
-const { tableName } = target
-const admin = new DynamoDBClient(clientConfig(target))
-const stores: DynamoDbStore[] = []
-const namespaces: string[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close()
-  for (const namespace of namespaces.splice(0)) await deleteNamespace({ client: admin, tableName, namespace })
-})
-afterAll(() => admin.destroy())
+const stores = storesOfTest('skew')
 
 const TTL = 30_000
 const RENEW_EVERY = TTL / 3
@@ -27,13 +15,10 @@ const RENEW_EVERY = TTL / 3
 /** Two hosts on one namespace; B's clock runs `skewMs` ahead of A's. */
 function skewedHosts(skewMs: number) {
   const real = createManualClock()
-  const namespace = `skew-${randomUUID()}`
-  namespaces.push(namespace)
+  const namespace = stores.namespace()
   const host = (offset: number) => {
     const clock: Clock = { now: () => real.now() + offset }
-    const store = dynamoDbStore({ tableName, namespace, clock, clientConfig: clientConfig(target) })
-    stores.push(store)
-    return { store, clock }
+    return { store: stores.open({ namespace, clock }), clock }
   }
   return { real, a: host(0), b: host(skewMs) }
 }

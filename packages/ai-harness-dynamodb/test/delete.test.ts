@@ -1,38 +1,22 @@
-import { randomUUID } from 'node:crypto'
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
-import { deleteNamespace, type DynamoDbStore, dynamoDbStore, scanNamespace } from '../src/index.js'
-import { clientConfig } from './target.js'
+import { describe, expect, it } from 'vitest'
+import { type DynamoDbStore, scanNamespace } from '../src/index.js'
+import { storesOfTest } from './support/stores.js'
 
 // Delete holds: after `delete` resolves, no instance, whatever its caches hold, writes one
 // byte of the session again; a new log of the id starts clean at seq 1.
-const target = inject('dynamodb')
-const { tableName } = target
-const admin = new DynamoDBClient(clientConfig(target))
-const stores: DynamoDbStore[] = []
-const namespaces: string[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close()
-  for (const namespace of namespaces.splice(0)) await deleteNamespace({ client: admin, tableName, namespace })
-})
-afterAll(() => admin.destroy())
-
+const stores = storesOfTest('delete')
+const { admin, tableName } = stores
 const clock = createManualClock()
 
 /** `count` instances on one namespace, each with its own client and caches: separate processes. */
 function instances(count: number) {
-  const namespace = `delete-${randomUUID()}`
-  namespaces.push(namespace)
+  const namespace = stores.namespace()
   return Array.from({ length: count }, () => another(namespace))
 }
 
 /** One more instance on `namespace`, with cold caches. */
-function another(namespace: string): DynamoDbStore {
-  const store = dynamoDbStore({ tableName, namespace, clock, clientConfig: clientConfig(target) })
-  stores.push(store)
-  return store
-}
+const another = (namespace: string): DynamoDbStore => stores.open({ namespace, clock })
 
 const rec = (n: number, secret = 'card-4242'): LogRecord => ({ type: 't', n, secret })
 const dump = async (store: DynamoDbStore) => JSON.stringify(await scanNamespace({ client: admin, tableName, namespace: store.namespace }))

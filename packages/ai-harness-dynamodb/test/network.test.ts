@@ -1,48 +1,34 @@
-import { randomUUID } from 'node:crypto'
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { createHost, createManualClock, defineHarness, type HarnessError, isHarnessError } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
-import { deleteNamespace, type DynamoDbStore, type DynamoDbStoreOptions, dynamoDbStore } from '../src/index.js'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { DynamoDbStoreOptions } from '../src/index.js'
+import { storesOfTest } from './support/stores.js'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js'
 import { clientConfig } from './target.js'
 
 // Faults on the wire between the SDK and dynalite: a loopback TCP proxy that blackholes,
 // drops replies after the request went through, or resets connections.
-const target = inject('dynamodb')
-const { tableName } = target
-const admin = new DynamoDBClient(clientConfig(target))
+const stores = storesOfTest('net')
+const { target } = stores
 let proxy: TcpProxy
-const stores: DynamoDbStore[] = []
-const namespaces: string[] = []
 
 beforeAll(async () => {
   proxy = await startTcpProxy(target.endpoint)
 })
-afterEach(async () => {
+// Heal the wire before the stores' cleanup deletes the test's items through it.
+afterEach(() => {
   proxy.mode = 'pass'
-  for (const store of stores.splice(0)) await store.close()
-  for (const namespace of namespaces.splice(0)) await deleteNamespace({ client: admin, tableName, namespace })
 })
-afterAll(async () => {
-  admin.destroy()
-  await proxy.close()
-})
+afterAll(() => proxy.close())
 
 /** A store that talks to dynalite through the proxy: short deadlines, no real backoff. */
 function throughProxy(options: Partial<DynamoDbStoreOptions> = {}) {
-  const namespace = options.namespace ?? `net-${randomUUID()}`
-  namespaces.push(namespace)
-  const store = dynamoDbStore({
-    tableName,
-    namespace,
+  return stores.open({
     clientConfig: { ...clientConfig(target), endpoint: proxy.endpoint },
     requestTimeoutMs: 300,
     retry: { retries: 2, sleep: async () => {} },
     ...options,
   })
-  stores.push(store)
-  return store
 }
 
 const failureOf = (promise: Promise<unknown>) =>

@@ -1,28 +1,12 @@
-import { randomUUID } from 'node:crypto'
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { createManualClock, MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
-import {
-  createHarnessTable,
-  type DynamoDbStore,
-  type DynamoDbStoreOptions,
-  deleteNamespace,
-  dynamoDbStore,
-  harnessTableDefinition,
-} from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { createHarnessTable, type DynamoDbStoreOptions, dynamoDbStore, harnessTableDefinition } from '../src/index.js'
 import { faultyClient } from './faults.js'
+import { storesOfTest } from './support/stores.js'
 import { clientConfig } from './target.js'
 
-const target = inject('dynamodb')
-const { tableName } = target
-const admin = new DynamoDBClient(clientConfig(target))
-const stores: DynamoDbStore[] = []
-const namespaces: string[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close()
-  for (const namespace of namespaces.splice(0)) await deleteNamespace({ client: admin, tableName, namespace })
-})
-afterAll(() => admin.destroy())
+const stores = storesOfTest('options')
+const { admin, tableName, target } = stores
 
 /** The INVALID_ARGUMENT a factory call throws, or a failure when it throws anything else or nothing. */
 function refusal(make: () => unknown): { code?: string; message: string } {
@@ -73,18 +57,11 @@ describe('dynamoDbStore checks its options', () => {
   })
 })
 
-function open(options: Partial<DynamoDbStoreOptions> = {}) {
-  const namespace = options.namespace ?? `opt-${randomUUID()}`
-  namespaces.push(namespace)
-  const store = dynamoDbStore({ tableName, clientConfig: clientConfig(target), ...options, namespace })
-  stores.push(store)
-  return store
-}
+const open = (options: Partial<DynamoDbStoreOptions> = {}) => stores.open(options)
 
 describe('declared limits and times', () => {
   it('declares maxLogIdBytes as what the partition key leaves after the namespace, and keeps ids up to it', async () => {
-    const namespace = `ids-${randomUUID()}`
-    namespaces.push(namespace)
+    const namespace = stores.namespace()
     const faulty = faultyClient(clientConfig(target), [])
     const store = dynamoDbStore({ tableName, namespace, client: faulty.client })
     try {

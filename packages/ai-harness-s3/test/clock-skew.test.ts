@@ -1,26 +1,13 @@
-import { randomUUID } from 'node:crypto'
-import { S3Client } from '@aws-sdk/client-s3'
 import { type Clock, createManualClock, readAll } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { type S3Store, s3Store } from '../src/index.js'
-import { deletePrefix } from './support/objects.js'
-import { s3Target } from './support/s3-target.js'
+import { describe, expect, it } from 'vitest'
+import { storesOfTest } from './support/stores.js'
 
 // The store has no clock: a lease's expiry is written from the holder's clock and read
 // against the taker's. The README's bound: a holder that renews every R keeps its lease
 // while clocks differ by less than ttl - R (the harness renews every ttl / 3: 2/3 of the
 // ttl). Beyond it two hosts may both think they hold the lease, and the log stays safe
 // because every append is a conditional write on the batch slot.
-const target = s3Target()
-const admin = new S3Client(target.clientConfig)
-const stores: S3Store[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) {
-    await store.close()
-    await deletePrefix(admin, target.bucket, store.prefix)
-  }
-})
-afterAll(() => admin.destroy())
+const stores = storesOfTest('skew')
 
 const TTL = 30_000
 const RENEW_EVERY = TTL / 3
@@ -28,12 +15,10 @@ const RENEW_EVERY = TTL / 3
 /** Two hosts on one prefix; B's clock runs `skewMs` ahead of A's. */
 function skewedHosts(skewMs: number) {
   const real = createManualClock()
-  const prefix = `skew-${randomUUID()}/`
+  const prefix = stores.prefix()
   const host = (offset: number) => {
     const clock: Clock = { now: () => real.now() + offset }
-    const store = s3Store({ bucket: target.bucket, prefix, clock, clientConfig: target.clientConfig })
-    stores.push(store)
-    return { store, clock }
+    return { store: stores.open({ prefix, clock }), clock }
   }
   return { real, a: host(0), b: host(skewMs) }
 }

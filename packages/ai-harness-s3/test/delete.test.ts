@@ -1,38 +1,24 @@
-import { randomUUID } from 'node:crypto'
 import { S3Client } from '@aws-sdk/client-s3'
 import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type S3Store, s3Store } from '../src/index.js'
-import { deletePrefix, dumpPrefix, listKeys } from './support/objects.js'
-import { s3Target } from './support/s3-target.js'
+import { dumpPrefix, listKeys } from './support/objects.js'
+import { storesOfTest } from './support/stores.js'
 
 // Delete holds: after `delete` resolves, no instance, whatever its caches hold, writes one
 // byte of the session again; a new log of the id starts clean at seq 1.
-const target = s3Target()
-const admin = new S3Client(target.clientConfig)
-const stores: S3Store[] = []
-const prefixes: string[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) await store.close()
-  for (const prefix of prefixes.splice(0)) await deletePrefix(admin, target.bucket, prefix)
-})
-afterAll(() => admin.destroy())
-
+const stores = storesOfTest('delete')
+const { admin, target } = stores
 const clock = createManualClock()
 
 /** `count` instances on one prefix, each with its own client and caches: separate processes. */
 function instances(count: number) {
-  const prefix = `delete-${randomUUID()}/`
-  prefixes.push(prefix)
+  const prefix = stores.prefix()
   return Array.from({ length: count }, () => another(prefix))
 }
 
 /** One more instance on `prefix`, with cold caches. */
-function another(prefix: string): S3Store {
-  const store = s3Store({ bucket: target.bucket, prefix, clock, clientConfig: target.clientConfig, retry: { baseMs: 5 } })
-  stores.push(store)
-  return store
-}
+const another = (prefix: string): S3Store => stores.open({ prefix, clock, retry: { baseMs: 5 } })
 
 const rec = (n: number, secret = 'card-4242'): LogRecord => ({ type: 't', n, secret })
 const dump = (store: S3Store) => dumpPrefix(admin, target.bucket, store.prefix)

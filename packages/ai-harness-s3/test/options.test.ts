@@ -1,21 +1,11 @@
-import { randomUUID } from 'node:crypto'
-import { S3Client } from '@aws-sdk/client-s3'
 import { createManualClock, MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { type S3Store, type S3StoreOptions, s3Store } from '../src/index.js'
-import { deletePrefix, listKeys } from './support/objects.js'
-import { s3Target } from './support/s3-target.js'
+import { describe, expect, it } from 'vitest'
+import { type S3StoreOptions, s3Store } from '../src/index.js'
+import { listKeys } from './support/objects.js'
+import { storesOfTest } from './support/stores.js'
 
-const target = s3Target()
-const admin = new S3Client(target.clientConfig)
-const stores: S3Store[] = []
-afterEach(async () => {
-  for (const store of stores.splice(0)) {
-    await store.close()
-    await deletePrefix(admin, target.bucket, store.prefix)
-  }
-})
-afterAll(() => admin.destroy())
+const stores = storesOfTest('options')
+const { admin, target } = stores
 
 function refusal(make: () => unknown): { code?: string; message: string } {
   try {
@@ -58,11 +48,7 @@ describe('s3Store checks its options', () => {
   })
 })
 
-function open(options: Partial<S3StoreOptions> = {}) {
-  const store = s3Store({ bucket: target.bucket, prefix: `opt-${randomUUID()}`, clientConfig: target.clientConfig, ...options })
-  stores.push(store)
-  return store
-}
+const open = (options: Partial<S3StoreOptions> = {}) => stores.open(options)
 
 describe('declared limits and times', () => {
   it('declares maxLogIdBytes as what 1024-byte keys leave after the prefix, and keeps ids up to it, however escaped', async () => {
