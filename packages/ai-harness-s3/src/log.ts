@@ -143,6 +143,10 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   // Per log: the rest of the batch the last page stopped inside, parsed, so the next page
   // does not download and parse it again (a page holds 1 000 entries, a batch up to 1 MiB).
   const held = boundedMap<string, HeldBatch>(HELD_BATCHES)
+  // Per log: the batch after the one the last page stopped inside, already on its way, so a
+  // reader paging through big batches does not wait for each download in turn. Used only
+  // under the ETag a later listing shows.
+  const nextBodies = boundedMap<string, { key: string; body: Promise<StoredText | undefined> }>(HELD_BATCHES)
 
   /** The log's slots after `startAfter` in key order; `complete` is false when it stopped at `max`. */
   async function listSlots(
@@ -166,7 +170,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   }
 
   async function fetchBatch(item: ListedSlot): Promise<Batch | undefined> {
-    const cached = bodies.get(item.key)
+    const cached = bodies.get(item.key) ?? (await fetchedAhead(item))
     // Batch objects never change in place but for a tombstone, which has another ETag, so
     // a body under the listed ETag is current. Kept as text and parsed per read: callers
     // may change what they get.
@@ -177,6 +181,22 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     metas.set(item.key, { seq: batch.seq, count: batch.count, etag: stored.etag })
     if (stored.body.length <= BODY_CACHE_MAX_CHARS) bodies.set(item.key, stored)
     return batch
+  }
+
+  /** The body fetched ahead for `item`'s key, if any (it is dropped after this one look). */
+  async function fetchedAhead(item: ListedSlot): Promise<StoredText | undefined> {
+    for (const [logId, next] of nextBodies) {
+      if (next.key !== item.key) continue
+      nextBodies.delete(logId)
+      return next.body
+    }
+    return undefined
+  }
+
+  /** Starts downloading `item` for the next page of `logId`; a failure only means it is fetched again then. */
+  function fetchAhead(logId: string, item: ListedSlot | undefined): void {
+    if (!item || bodies.get(item.key)?.etag === item.etag || nextBodies.get(logId)?.key === item.key) return
+    nextBodies.set(logId, { key: item.key, body: io.get(item.key).catch(() => undefined) })
   }
 
   async function metaOf(item: ListedSlot): Promise<BatchMeta | undefined> {
@@ -359,8 +379,10 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
         const slot = window[i]!
         if (index === batch.count) noteConsumed(logId, gen, slot, batch.seq + batch.count - 1)
         else if (entries.length > had) {
-          // The page ends inside this batch: keep its parsed rest for the next page.
+          // The page ends inside this batch: keep its parsed rest for the next page, and
+          // start on the batch after it.
           held.set(logId, { gen, batch: slot.batch, etag: slot.etag, first: batch.seq, next: batch.seq + index, records: batch.records })
+          fetchAhead(logId, listed[listed.indexOf(slot) + 1])
         }
       }
       const last = listed[listed.length - 1]!
@@ -427,6 +449,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     tails.delete(logId)
     readHints.delete(logId)
     held.delete(logId)
+    nextBodies.delete(logId)
   }
 
   return { append, read, deleteLog }
