@@ -6,25 +6,29 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import {
   assertLogId,
   type Clock,
-  HarnessError,
   type HarnessStore,
   type LeaseStore,
   type StoreLimits,
   systemClock,
   type WakeupStore,
 } from '@tanstack/ai-harness'
+import { appendBatch } from './append.js'
+import { ReadAhead, TailCache } from './caches.js'
+import { deleteLog } from './delete.js'
 import { keyLayout } from './keys.js'
 import { dynamoLeases } from './leases.js'
-import { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES, itemOverheadBytes } from './limits.js'
-import { appendBatch, deletePartition, readEntries, TailCache } from './log.js'
+import { checkStoreOptions, storeLimits } from './options.js'
+import { readEntries } from './read.js'
+import { retryingSender } from './send.js'
 import { DEFAULT_TABLE_NAME } from './table.js'
-import { type DynamoRetryOptions, retryingSender } from './transient.js'
+import type { DynamoRetryOptions } from './transient.js'
 import { dynamoWakeups } from './wakeups.js'
 
 export { createHarnessTable, DEFAULT_TABLE_NAME, harnessTableDefinition, type CreateHarnessTableOptions } from './table.js'
 export { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES } from './limits.js'
 export { deleteNamespace, dumpNamespace, scanNamespace, type NamespaceOptions } from './namespace.js'
 export { isConditionFailed, isTransientDynamoError, type DynamoRetryOptions } from './transient.js'
+export { DEFAULT_REQUEST_TIMEOUT_MS } from './send.js'
 export { ATTR, WAKEUP_INDEX } from './keys.js'
 
 export interface DynamoDbStoreOptions {
@@ -44,10 +48,20 @@ export interface DynamoDbStoreOptions {
   clientConfig?: DynamoDBClientConfig
   /** Time for leases and wakeups. Default: the system clock. */
   clock?: Clock
-  /** Smaller limits than the defaults; larger ones must still fit in a 400 KB item. */
+  /**
+   * Smaller limits than the defaults (larger ones are refused: a batch must fit in a 400 KB
+   * item). `maxLogIdBytes` defaults to what DynamoDB's 2048-byte partition key leaves after
+   * the namespace.
+   */
   limits?: Partial<StoreLimits>
-  /** Retry of throttling, 5xx and lost connections. Default: 5 retries, 20 ms to 2 s backoff with full jitter. */
+  /** Retry of throttling, 5xx, timeouts and lost connections. Default: 5 retries, 20 ms to 2 s backoff with full jitter. */
   retry?: DynamoRetryOptions
+  /**
+   * Deadline of each request (each try), in ms: a try with no answer by then is abandoned
+   * (its socket closed) and counts as a transient failure, so it is retried, and after the
+   * retries the call fails with `STORE_UNAVAILABLE`. Default {@link DEFAULT_REQUEST_TIMEOUT_MS} (5 s).
+   */
+  requestTimeoutMs?: number
 }
 
 /** The DynamoDB store: log, leases and wakeups, all in one table. */
@@ -69,42 +83,42 @@ export type DynamoDbStore = HarnessStore & {
  * ```
  *
  * Each append is one conditional PutItem; reads are strongly consistent queries;
- * leases and wakeups are conditional updates. Transient failures are retried with
- * backoff and jitter; a failed condition is a conflict and is never retried.
+ * leases and wakeups are conditional updates. Every request has a deadline; transient
+ * failures are retried with backoff and jitter, and what remains ends as
+ * `STORE_UNAVAILABLE`; a failed condition is a conflict and is never retried. Options are
+ * checked here: a wrong one is `INVALID_ARGUMENT` naming it.
  */
 export function dynamoDbStore(options: DynamoDbStoreOptions = {}): DynamoDbStore {
+  checkStoreOptions(options)
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME
   const namespace = options.namespace ?? ''
-  const limits: StoreLimits = { ...DYNAMODB_DEFAULT_LIMITS, ...options.limits }
-  if (limits.maxBatchBytes + itemOverheadBytes(limits) > DYNAMODB_MAX_ITEM_BYTES || !(limits.maxRecordBytes > 0)) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `limits do not fit in a DynamoDB item: keep maxBatchBytes at most ${DYNAMODB_DEFAULT_LIMITS.maxBatchBytes} and maxBatchRecords at most ${DYNAMODB_DEFAULT_LIMITS.maxBatchRecords}.`,
-    )
-  }
+  const keys = keyLayout(namespace)
+  const limits = storeLimits(options.limits, keys.maxLogIdBytes)
   const owned = options.client === undefined
   // The store retries itself; SDK retries on top would multiply the attempts.
   const client = options.client ?? new DynamoDBClient({ maxAttempts: 1, ...options.clientConfig })
-  const send = retryingSender(client, options.retry)
-  const keys = keyLayout(namespace)
+  const send = retryingSender(client, { retry: options.retry, requestTimeoutMs: options.requestTimeoutMs })
   const clock = options.clock ?? systemClock
-  const tails = new TailCache()
-  const log = { tableName, keys, limits, send, tails }
+  const log = { tableName, keys, limits, send, tails: new TailCache(), ahead: new ReadAhead() }
+  const leases = dynamoLeases({ tableName, keys, limits, send, clock })
+  const wakeups = dynamoWakeups({ tableName, keys, limits, send, clock })
 
   return {
     tableName,
     namespace,
     client,
     limits,
-    leases: dynamoLeases({ tableName, keys, send, clock }),
-    wakeups: dynamoWakeups({ tableName, keys, send, clock }),
+    leases,
+    wakeups,
+    // Appends are not fenced: DynamoDB cannot check the lease item in the same write
+    // (no transactions here), so `options.lease` is ignored and the seq check guards the log.
     append: (logId, expectedSeq, records) => appendBatch(log, logId, expectedSeq, records),
     read: (logId, readOptions) => readEntries(log, logId, readOptions),
     async delete(logId) {
-      assertLogId(logId)
-      tails.forget(logId)
-      await deletePartition(log, keys.pk(logId))
-      tails.forget(logId)
+      assertLogId(logId, limits)
+      await deleteLog(log, logId)
+      await leases.end(logId)
+      await wakeups.cancel(logId)
     },
     async close() {
       if (owned) client.destroy()

@@ -5,11 +5,17 @@ import { HarnessError, utf8Length } from '@tanstack/ai-harness'
  *
  * Every item of a session lives in one partition, `pk = <namespace>|<logId>`:
  *
- * | item    | sk                      | other attributes                           |
- * | ------- | ----------------------- | ------------------------------------------ |
- * | batch   | `b#<first seq, 16 dig>` | `n` record count, `r` records as JSON text |
- * | lease   | `lease`                 | `o` owner, `f` fence, `x` expiry, `h` held |
- * | wakeup  | `wakeup`                | `wk` index partition, `at` due time, `c`   |
+ * | item      | sk                              | other attributes                           |
+ * | --------- | ------------------------------- | ------------------------------------------ |
+ * | batch     | `b#<gen, 10 dig>#<first seq, 16>` | `n` record count, `r` records as JSON text |
+ * | tombstone | the sk of a batch slot          | `t` = true, nothing else (no records)      |
+ * | deleted   | `d#<gen, 10 digits>`            | nothing: generation `gen` was deleted      |
+ * | lease     | `lease`                         | `o` owner, `f` fence, `x` expiry, `h` held |
+ * | wakeup    | `wakeup`                        | `wk` index partition, `at` due time, `c`   |
+ *
+ * A log lives in a generation (`gen`); `delete` ends it by putting a tombstone on every
+ * batch slot of it (see `delete.ts`), and the next log of the same id starts in the
+ * next generation at seq 1.
  *
  * The namespace is URL-encoded, so it never contains `|` and the first `|` ends it:
  * two (namespace, logId) pairs never share a key. The log id follows verbatim, so
@@ -22,6 +28,7 @@ export const ATTR = {
   sk: 'sk',
   count: 'n',
   records: 'r',
+  tombstone: 't',
   owner: 'o',
   fence: 'f',
   expiresAt: 'x',
@@ -36,24 +43,42 @@ export const WAKEUP_INDEX = 'wakeups'
 
 export const LEASE_SK = 'lease'
 export const WAKEUP_SK = 'wakeup'
+
+/** Sort key of the small item `delete` writes before it closes generation `gen`: readers check it cheaply. */
+export const deletedSk = (gen: number) => `d#${String(gen).padStart(GEN_DIGITS, '0')}`
 const BATCH_PREFIX = 'b#'
+const GEN_DIGITS = 10
 const SEQ_DIGITS = 16
+const BATCH_SK = /^b#(\d{10})#(\d{16})$/
 
 /** DynamoDB's limit on a partition key value. */
 export const MAX_PARTITION_KEY_BYTES = 2048
 
-/** Sort key of the batch whose first record has `seq`: zero-padded so text order is number order. */
-export function batchSk(firstSeq: number): string {
-  return BATCH_PREFIX + String(firstSeq).padStart(SEQ_DIGITS, '0')
+/**
+ * Sort key of the batch slot of generation `gen` whose first record has `seq`:
+ * zero-padded, so text order is (generation, seq) order.
+ */
+export function batchSk(gen: number, firstSeq: number): string {
+  return `${BATCH_PREFIX}${String(gen).padStart(GEN_DIGITS, '0')}#${String(firstSeq).padStart(SEQ_DIGITS, '0')}`
 }
 
-/** Bounds for a key condition over all batches of a log. */
-export const FIRST_BATCH_SK = batchSk(0)
-export const LAST_BATCH_SK = BATCH_PREFIX + '9'.repeat(SEQ_DIGITS)
+/** Bounds for a key condition over every batch slot of a log, in all generations. */
+export const FIRST_BATCH_SK = BATCH_PREFIX
+export const LAST_BATCH_SK = `${BATCH_PREFIX}~`
 
-/** The first seq of a batch, from its sort key. */
-export function firstSeqOf(sk: string): number {
-  return Number(sk.slice(BATCH_PREFIX.length))
+/** Bounds for a key condition over the batch slots of one generation. */
+export const genBounds = (gen: number) => ({ from: batchSk(gen, 0), to: batchSk(gen, 10 ** SEQ_DIGITS - 1) })
+
+/** The generation and first seq of a batch slot, from its sort key. */
+export function slotOf(sk: string): { gen: number; first: number } {
+  const match = BATCH_SK.exec(sk)
+  if (!match) {
+    throw new HarnessError(
+      'SESSION_CORRUPT',
+      `A batch item has the sort key ${JSON.stringify(sk)}, which this store never writes; was the table written outside this store?`,
+    )
+  }
+  return { gen: Number(match[1]), first: Number(match[2]) }
 }
 
 /** Keys of one namespace of the table. */
@@ -62,6 +87,8 @@ export interface KeyLayout {
   readonly prefix: string
   /** The partition of the namespace's wakeup index. */
   readonly wakeupPartition: string
+  /** The longest log id, in UTF-8 bytes, whose partition key fits DynamoDB's 2048 bytes. */
+  readonly maxLogIdBytes: number
   /** The partition key of a session; throws INVALID_ARGUMENT for ids too long for DynamoDB. */
   pk(logId: string): string
   /** The session id of a partition key of this namespace. */
@@ -74,6 +101,7 @@ export function keyLayout(namespace: string): KeyLayout {
   return {
     prefix,
     wakeupPartition: `w|${prefix}`,
+    maxLogIdBytes: room,
     pk(logId) {
       if (utf8Length(logId) > room) {
         throw new HarnessError(

@@ -1,11 +1,23 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, type Clock, HarnessError, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  type Lease,
+  LeaseHeldError,
+  LeaseLostError,
+  type LeaseStore,
+  MAX_TIME_MS,
+  type StoreLimits,
+} from '@tanstack/ai-harness'
 import { ATTR, type KeyLayout, LEASE_SK, numberAttr } from './keys.js'
-import { type Send, isConditionFailed } from './transient.js'
+import type { Send } from './send.js'
+import { isConditionFailed } from './transient.js'
 
 export interface LeaseContext {
   readonly tableName: string
   readonly keys: KeyLayout
+  readonly limits: StoreLimits
   readonly send: Send
   readonly clock: Clock
 }
@@ -14,9 +26,25 @@ const NAMES = { '#o': ATTR.owner, '#f': ATTR.fence, '#x': ATTR.expiresAt, '#h': 
 // DynamoDB refuses names an expression does not use.
 const { '#x': _expiry, ...RELEASE_NAMES } = NAMES
 
-function assertTtl(ttlMs: unknown): asserts ttlMs is number {
+/** The expiry of a lease taken or renewed now for `ttlMs`: a time the store keeps, at most MAX_TIME_MS. */
+function expiryOf(now: number, ttlMs: unknown): number {
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
     throw new HarnessError('INVALID_ARGUMENT', `A lease ttl must be a positive number of ms, not ${String(ttlMs)}.`)
+  }
+  const expiresAt = now + ttlMs
+  if (!(now >= 0 && expiresAt <= MAX_TIME_MS)) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `A lease would expire at ${expiresAt} ms, outside the times a store keeps (0 to MAX_TIME_MS, ${MAX_TIME_MS}). Use a shorter ttl, or check the clock.`,
+    )
+  }
+  return expiresAt
+}
+
+function assertLease(lease: unknown): asserts lease is Lease {
+  const l = lease as Partial<Lease> | null
+  if (typeof l !== 'object' || l === null || typeof l.owner !== 'string' || typeof l.fence !== 'number' || typeof l.logId !== 'string') {
+    throw new HarnessError('INVALID_ARGUMENT', 'Pass the lease object that acquire or renew returned.')
   }
 }
 
@@ -25,18 +53,17 @@ function assertTtl(ttlMs: unknown): asserts ttlMs is number {
  * DynamoDB decides every race. The item outlives a release (`h` = false) to keep the
  * fence counter: the next lease's fence is `ADD f 1`, strictly greater than any before.
  */
-export function dynamoLeases(ctx: LeaseContext): LeaseStore {
+export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: string): Promise<void> } {
   const key = (logId: string) => ({ [ATTR.pk]: { S: ctx.keys.pk(logId) }, [ATTR.sk]: { S: LEASE_SK } })
 
   return {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
-      assertTtl(ttlMs)
+      assertLogId(logId, ctx.limits)
       if (typeof owner !== 'string' || owner === '') throw new HarnessError('INVALID_ARGUMENT', 'A lease owner must be a non-empty string.')
       const now = ctx.clock.now()
-      const expiresAt = now + ttlMs
+      const expiresAt = expiryOf(now, ttlMs)
       try {
-        const out = await ctx.send((client) =>
+        const out = await ctx.send((client, { abortSignal }) =>
           client.send(
             new UpdateItemCommand({
               TableName: ctx.tableName,
@@ -55,6 +82,7 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
               },
               ReturnValues: 'ALL_NEW',
             }),
+            { abortSignal },
           ),
         )
         return { logId, owner, fence: numberAttr(out.Attributes, ATTR.fence), expiresAt }
@@ -65,11 +93,11 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
     },
 
     async renew(lease, ttlMs) {
-      assertTtl(ttlMs)
+      assertLease(lease)
       const now = ctx.clock.now()
-      const expiresAt = now + ttlMs
+      const expiresAt = expiryOf(now, ttlMs)
       try {
-        await ctx.send((client) =>
+        await ctx.send((client, { abortSignal }) =>
           client.send(
             new UpdateItemCommand({
               TableName: ctx.tableName,
@@ -85,6 +113,7 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
                 ':exp': { N: String(expiresAt) },
               },
             }),
+            { abortSignal },
           ),
         )
         return { ...lease, expiresAt }
@@ -95,6 +124,7 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
     },
 
     async release(lease) {
+      assertLease(lease)
       await ctx.send(async (client, attempt) => {
         try {
           await client.send(
@@ -111,20 +141,47 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
                 ':owner': { S: lease.owner },
               },
             }),
+            { abortSignal: attempt.abortSignal },
           )
         } catch (error) {
           if (!isConditionFailed(error)) throw error
           // A retry whose first try landed finds the lease already released by us: that is success.
-          if (attempt > 0 && (await releasedBy(lease))) return
+          if (attempt.number > 0 && (await releasedBy(lease))) return
           throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
         }
       })
     },
+
+    /**
+     * For `delete`: ends whoever holds the lease (their renew and release meet LEASE_LOST)
+     * and drops the owner, but keeps the item's fence, so the next lease of the id still
+     * gets a greater fence than every lease before.
+     */
+    async end(logId) {
+      try {
+        await ctx.send((client, { abortSignal }) =>
+          client.send(
+            new UpdateItemCommand({
+              TableName: ctx.tableName,
+              Key: key(logId),
+              ConditionExpression: 'attribute_exists(#f)',
+              UpdateExpression: 'SET #h = :no REMOVE #o, #x',
+              ExpressionAttributeNames: NAMES,
+              ExpressionAttributeValues: { ':no': { BOOL: false } },
+            }),
+            { abortSignal },
+          ),
+        )
+      } catch (error) {
+        // No lease item: nobody ever leased the session, there is nothing to end.
+        if (!isConditionFailed(error)) throw error
+      }
+    },
   }
 
   async function releasedBy(lease: Lease): Promise<boolean> {
-    const out = await ctx.send((client) =>
-      client.send(new GetItemCommand({ TableName: ctx.tableName, Key: key(lease.logId), ConsistentRead: true })),
+    const out = await ctx.send((client, { abortSignal }) =>
+      client.send(new GetItemCommand({ TableName: ctx.tableName, Key: key(lease.logId), ConsistentRead: true }), { abortSignal }),
     )
     const item = out.Item
     return item?.[ATTR.held]?.BOOL === false && item[ATTR.fence]?.N === String(lease.fence) && item[ATTR.owner]?.S === lease.owner

@@ -1,8 +1,9 @@
 import { type AttributeValue, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
+import { deleteKeys } from './batches.js'
 import { ATTR, keyLayout } from './keys.js'
-import { deleteKeys } from './log.js'
+import { retryingSender } from './send.js'
 import { DEFAULT_TABLE_NAME } from './table.js'
-import { type DynamoRetryOptions, retryingSender } from './transient.js'
+import type { DynamoRetryOptions } from './transient.js'
 
 export interface NamespaceOptions {
   client: DynamoDBClient
@@ -17,12 +18,12 @@ export interface NamespaceOptions {
  */
 export async function scanNamespace(options: NamespaceOptions): Promise<Record<string, AttributeValue>[]> {
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME
-  const send = retryingSender(options.client, options.retry)
+  const send = retryingSender(options.client, { retry: options.retry })
   const { prefix } = keyLayout(options.namespace)
   const items: Record<string, AttributeValue>[] = []
   let startKey: Record<string, AttributeValue> | undefined
   do {
-    const out = await send((client) =>
+    const out = await send((client, { abortSignal }) =>
       client.send(
         new ScanCommand({
           TableName: tableName,
@@ -32,6 +33,7 @@ export async function scanNamespace(options: NamespaceOptions): Promise<Record<s
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
+        { abortSignal },
       ),
     )
     items.push(...(out.Items ?? []))
@@ -49,5 +51,8 @@ export async function dumpNamespace(options: NamespaceOptions): Promise<string> 
 export async function deleteNamespace(options: NamespaceOptions): Promise<void> {
   const items = await scanNamespace(options)
   const keys = items.map((item) => ({ [ATTR.pk]: item[ATTR.pk]!, [ATTR.sk]: item[ATTR.sk]! }))
-  await deleteKeys({ tableName: options.tableName ?? DEFAULT_TABLE_NAME, send: retryingSender(options.client, options.retry) }, keys)
+  await deleteKeys(
+    { tableName: options.tableName ?? DEFAULT_TABLE_NAME, send: retryingSender(options.client, { retry: options.retry }) },
+    keys,
+  )
 }

@@ -6,7 +6,9 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb'
+import { HarnessError, isHarnessError } from '@tanstack/ai-harness'
 import { ATTR, WAKEUP_INDEX } from './keys.js'
+import { assertKnownKeys, checkTableName } from './options.js'
 
 /** The default table name of the store. */
 export const DEFAULT_TABLE_NAME = 'ai-harness'
@@ -18,6 +20,7 @@ export const DEFAULT_TABLE_NAME = 'ai-harness'
  * infrastructure code (CloudFormation, CDK, Terraform).
  */
 export function harnessTableDefinition(tableName: string = DEFAULT_TABLE_NAME): CreateTableCommandInput {
+  checkTableName('harnessTableDefinition', tableName)
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
@@ -59,18 +62,50 @@ export interface CreateHarnessTableOptions {
  * your infrastructure code from {@link harnessTableDefinition}.
  */
 export async function createHarnessTable(client: DynamoDBClient, options: CreateHarnessTableOptions = {}): Promise<void> {
+  checkTableOptions(client, options)
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME
   try {
-    await client.send(new CreateTableCommand(harnessTableDefinition(tableName)))
+    try {
+      await client.send(new CreateTableCommand(harnessTableDefinition(tableName)))
+    } catch (error) {
+      // Another process created it first: fine, wait for it like our own.
+      if (!(error instanceof ResourceInUseException)) throw error
+    }
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000)
+    for (;;) {
+      if (await isActive(client, tableName)) return
+      if (Date.now() > deadline) {
+        throw new HarnessError('STORE_UNAVAILABLE', `Table ${tableName} did not become ACTIVE in time; check it in the DynamoDB console.`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250))
+    }
   } catch (error) {
-    // Another process created it first: fine, wait for it like our own.
-    if (!(error instanceof ResourceInUseException)) throw error
+    if (isHarnessError(error)) throw error
+    throw new HarnessError(
+      'STORE_UNAVAILABLE',
+      `Could not create table ${tableName} (${(error as Error)?.name}: ${(error as Error)?.message}). Check the endpoint, region, credentials and the CreateTable permission.`,
+      { cause: error },
+    )
   }
-  const deadline = Date.now() + (options.timeoutMs ?? 120_000)
-  for (;;) {
-    if (await isActive(client, tableName)) return
-    if (Date.now() > deadline) throw new Error(`Table ${tableName} did not become ACTIVE in time; check it in the DynamoDB console.`)
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250))
+}
+
+function checkTableOptions(client: unknown, options: unknown): void {
+  if (typeof client !== 'object' || client === null || typeof (client as { send?: unknown }).send !== 'function') {
+    throw new HarnessError('INVALID_ARGUMENT', 'createHarnessTable takes a DynamoDBClient first, e.g. createHarnessTable(store.client).')
+  }
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new HarnessError('INVALID_ARGUMENT', 'createHarnessTable: the options must be an object like { tableName: "ai-harness" }.')
+  }
+  const { tableName, timeoutMs, pollMs } = options as CreateHarnessTableOptions
+  assertKnownKeys('createHarnessTable', options as Record<string, unknown>, ['tableName', 'timeoutMs', 'pollMs'])
+  checkTableName('createHarnessTable', tableName)
+  for (const [name, value] of [
+    ['timeoutMs', timeoutMs],
+    ['pollMs', pollMs],
+  ] as const) {
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+      throw new HarnessError('INVALID_ARGUMENT', `createHarnessTable: option ${name} must be a number of ms >= 0; got ${String(value)}.`)
+    }
   }
 }
 

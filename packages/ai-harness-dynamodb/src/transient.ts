@@ -1,5 +1,4 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import type { RetryOptions } from '@tanstack/ai-harness'
 
 /** Error names DynamoDB uses when it sheds load: always worth another try after a pause. */
 const THROTTLING = new Set([
@@ -10,7 +9,17 @@ const THROTTLING = new Set([
 ])
 
 /** Socket errors: the request may or may not have reached DynamoDB. */
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ENOTFOUND', 'ECONNABORTED'])
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+])
 
 interface AwsErrorShape {
   name?: unknown
@@ -24,15 +33,16 @@ export function isConditionFailed(error: unknown): boolean {
 }
 
 /**
- * True for failures worth retrying: throttling, 5xx, lost connections and timeouts.
- * A failed condition is never transient: it is an answer, not an accident.
+ * True for failures worth retrying: throttling, 5xx, lost connections and timeouts
+ * (the store's own deadline included). A failed condition is never transient: it is an
+ * answer, not an accident.
  */
 export function isTransientDynamoError(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
   const { name, code, $metadata } = error as AwsErrorShape
   if (name === 'ConditionalCheckFailedException') return false
   if (typeof name === 'string' && (THROTTLING.has(name) || name === 'InternalServerError' || name === 'ServiceUnavailable')) return true
-  if (name === 'TimeoutError' || name === 'RequestTimeout') return true
+  if (name === 'TimeoutError' || name === 'RequestTimeout' || name === 'AbortError') return true
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true
   const status = $metadata?.httpStatusCode
   return typeof status === 'number' && status >= 500
@@ -40,18 +50,3 @@ export function isTransientDynamoError(error: unknown): boolean {
 
 /** How the store retries transient failures; everything but the classifier is optional. */
 export type DynamoRetryOptions = Partial<RetryOptions>
-
-/** Something that sends one DynamoDB command, retrying transient failures. */
-export type Send = <T>(call: (client: DynamoDBClient, attempt: number) => Promise<T>) => Promise<T>
-
-/**
- * Wraps a client so every call goes through `withRetry` with backoff and jitter.
- * The call builds its command afresh on each try, and gets the attempt number so a
- * write can tell "my own earlier try landed" from "someone else wrote".
- */
-export function retryingSender(client: DynamoDBClient, options: DynamoRetryOptions = {}): Send {
-  const isTransient = options.isTransient ?? isTransientDynamoError
-  // Harness errors (conflicts above all) are never retried: withRetry rethrows them as they are.
-  const retry: RetryOptions = { ...options, isTransient }
-  return (call) => withRetry((attempt) => call(client, attempt), retry)
-}

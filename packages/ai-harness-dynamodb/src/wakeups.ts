@@ -1,14 +1,26 @@
 import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, type Clock, HarnessError, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { assertLogId, type Clock, HarnessError, MAX_TIME_MS, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
 import { ATTR, type KeyLayout, numberAttr, stringAttr, WAKEUP_INDEX, WAKEUP_SK } from './keys.js'
-import { type Send, isConditionFailed } from './transient.js'
+import type { Send } from './send.js'
+import { isConditionFailed } from './transient.js'
 
 export interface WakeupContext {
   readonly tableName: string
   readonly keys: KeyLayout
+  readonly limits: StoreLimits
   readonly send: Send
   readonly clock: Clock
+}
+
+/** A time the store keeps: ms since the epoch in [0, MAX_TIME_MS], fractions kept as they are. */
+function assertTime(at: unknown, what: string): asserts at is number {
+  if (typeof at !== 'number' || !(at >= 0 && at <= MAX_TIME_MS)) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `${what} must be ms since the epoch between 0 and MAX_TIME_MS (${MAX_TIME_MS}), not ${String(at)}.`,
+    )
+  }
 }
 
 interface DueCandidate extends Wakeup {
@@ -28,7 +40,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
   async function* dueCandidates(now: number, pageSize: number): AsyncGenerator<DueCandidate[]> {
     let startKey: Record<string, AttributeValue> | undefined
     do {
-      const out = await ctx.send((client) =>
+      const out = await ctx.send((client, { abortSignal }) =>
         client.send(
           new QueryCommand({
             TableName: ctx.tableName,
@@ -40,6 +52,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
             Limit: pageSize,
             ExclusiveStartKey: startKey,
           }),
+          { abortSignal },
         ),
       )
       const page = (out.Items ?? []).map((item) => {
@@ -55,25 +68,26 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
 
   return {
     async schedule(logId, at) {
-      assertLogId(logId)
-      if (typeof at !== 'number' || !Number.isFinite(at)) {
-        throw new HarnessError('INVALID_ARGUMENT', 'A wakeup time must be a finite number of ms since the epoch.')
-      }
+      assertLogId(logId, ctx.limits)
+      assertTime(at, 'A wakeup time')
       const pk = ctx.keys.pk(logId)
-      await ctx.send((client) =>
+      await ctx.send((client, { abortSignal }) =>
         client.send(
           new PutItemCommand({
             TableName: ctx.tableName,
             Item: { ...key(pk), [ATTR.wakeupPartition]: { S: ctx.keys.wakeupPartition }, [ATTR.wakeupAt]: { N: String(at) } },
           }),
+          { abortSignal },
         ),
       )
     },
 
     async cancel(logId) {
-      assertLogId(logId)
+      assertLogId(logId, ctx.limits)
       const pk = ctx.keys.pk(logId)
-      await ctx.send((client) => client.send(new DeleteItemCommand({ TableName: ctx.tableName, Key: key(pk) })))
+      await ctx.send((client, { abortSignal }) =>
+        client.send(new DeleteItemCommand({ TableName: ctx.tableName, Key: key(pk) }), { abortSignal }),
+      )
     },
 
     async due(wanted) {
@@ -94,13 +108,15 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
         throw new HarnessError('INVALID_ARGUMENT', 'claim needs holdMs >= 0: how long a claimed wakeup stays hidden.')
       }
       const now = ctx.clock.now()
+      // A hold past the latest time a store keeps hides the wakeup until then.
+      const until = Math.min(MAX_TIME_MS, now + holdMs)
       const claimed: Wakeup[] = []
       for await (const page of dueCandidates(now, limit)) {
         // Claim in the page's order, a few at a time, never more than still wanted.
         for (let i = 0; i < page.length && claimed.length < limit; ) {
           const chunk = page.slice(i, i + (limit - claimed.length))
           i += chunk.length
-          const won = await Promise.all(chunk.map((candidate) => take(candidate, now + holdMs)))
+          const won = await Promise.all(chunk.map((candidate) => take(candidate, until)))
           chunk.forEach((candidate, j) => {
             if (won[j]) claimed.push({ logId: candidate.logId, at: candidate.at })
           })
@@ -121,11 +137,12 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
             TableName: ctx.tableName,
             Key: key(candidate.pk),
             // On a retry our own first try may have landed: our token says so.
-            ConditionExpression: attempt === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
+            ConditionExpression: attempt.number === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
             UpdateExpression: 'SET #at = :until, #c = :token',
             ExpressionAttributeNames: { '#at': ATTR.wakeupAt, '#c': ATTR.claimToken },
             ExpressionAttributeValues: { ':seen': { N: String(candidate.at) }, ':until': { N: String(until) }, ':token': { S: token } },
           }),
+          { abortSignal: attempt.abortSignal },
         ),
       )
       return true

@@ -89,12 +89,21 @@ describe('transient failures are retried with backoff and jitter', () => {
     expect(retried).toEqual(['ThrottlingException', 'ServiceUnavailable'])
   })
 
-  it('gives up after the configured number of retries and surfaces the error', async () => {
+  it('gives up after the configured number of retries with STORE_UNAVAILABLE, the last SDK error as its cause', async () => {
     const throttle = { op: 'PutItem', error: 'ThrottlingException' } as const
     const { store, faulty } = storeWith([throttle, throttle, throttle, throttle], { retry: { retries: 2, sleep: async () => {} } })
-    await expect(codeOf(store.append('s', 1, [{ type: 't' }]))).resolves.toBe('ThrottlingException')
+    const error = await store.append('s', 1, [{ type: 't' }]).catch((e: HarnessError) => e)
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { name: 'ThrottlingException' } })
     expect(faulty.count('PutItem')).toBe(3)
     expect(await store.read('s')).toEqual([])
+  })
+
+  it('a request DynamoDB refuses for good (a missing table) is STORE_UNAVAILABLE at once, saying what to do', async () => {
+    const { store, faulty } = storeWith([], { tableName: `missing-${randomUUID()}` })
+    const error = (await store.read('s').catch((e: HarnessError) => e)) as HarnessError
+    expect(error).toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { name: 'ResourceNotFoundException' } })
+    expect(error.message).toMatch(/createHarnessTable/)
+    expect(faulty.count('Query')).toBe(1)
   })
 })
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { createManualClock, type LogRecord, utf8Length } from '@tanstack/ai-harness'
+import { createManualClock, type LogRecord, readAll, utf8Length } from '@tanstack/ai-harness'
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
 import { DYNAMODB_DEFAULT_LIMITS, deleteNamespace, type DynamoDbStoreOptions, dynamoDbStore, scanNamespace } from '../src/index.js'
 import { MAX_PARTITION_KEY_BYTES } from '../src/keys.js'
@@ -56,6 +56,32 @@ describe('cost: one request per append on the hot path', () => {
     expect((await next.store.read('s')).length).toBe(3)
     await next.store.append('s', 4, [{ type: 't', n: 4 }])
     expect(next.calls).toEqual(['Query', 'PutItem'])
+  })
+
+  it('a full paged read of big batches fetches each stored record byte once, in about one query per page', async () => {
+    const namespace = `cost-${randomUUID()}`
+    const writer = counted(namespace)
+    // Three stored batches of 2 500 records each, read in pages of 1 000 as the harness does.
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 2500 }, (_, i) => ({ type: 't', n: b * 2500 + i, pad: 'x'.repeat(40) })))
+    for (const [b, batch] of batches.entries()) await writer.store.append('s', b * 2500 + 1, batch)
+    const stored = batches.reduce((sum, batch) => sum + JSON.stringify(batch).length, 0)
+
+    const reader = counted(namespace)
+    let received = 0
+    reader.store.client.middlewareStack.add(
+      (next) => async (args) => {
+        const result = await next(args)
+        const items = (result.output as { Items?: Array<{ r?: { S?: string } }> }).Items ?? []
+        for (const item of items) received += item.r?.S?.length ?? 0
+        return result
+      },
+      { step: 'initialize' },
+    )
+    const entries = await readAll(reader.store, 's', 1000)
+    expect(entries.map((e) => e.record.n)).toEqual(batches.flat().map((r) => r.n))
+    expect(received).toBe(stored)
+    // 8 pages: each a small locate query, plus one records query when the page needs a new batch.
+    expect(reader.calls.length).toBeLessThanOrEqual(2 * 8 + 1)
   })
 
   it('records are stored as JSON text in one item per batch', async () => {

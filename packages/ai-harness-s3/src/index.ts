@@ -17,6 +17,7 @@ import { keyLayout } from './keys.js'
 import { leaseStore } from './leases.js'
 import { logStore } from './log.js'
 import { objectIO, type RetrySettings } from './objects.js'
+import { checkStoreOptions, storeLimits } from './options.js'
 import { wakeupStore } from './wakeups.js'
 
 export interface S3StoreOptions {
@@ -40,12 +41,22 @@ export interface S3StoreOptions {
   clientConfig?: S3ClientConfig
   /** Time for leases and wakeups. Default: the wall clock. */
   clock?: Clock
-  /** Override the default limits (see `S3_DEFAULT_LIMITS`). */
+  /**
+   * Override the default limits (see `S3_DEFAULT_LIMITS`). `maxLogIdBytes` defaults to what
+   * S3's 1024-byte keys leave after the prefix (ids are escaped, at most 3 key bytes a byte).
+   */
   limits?: Partial<StoreLimits>
   /** Batch objects fetched at once by a read. Default 8. */
   readConcurrency?: number
-  /** Backoff of transient failures (throttling, 5xx, lost connections). Default: 5 retries from 20 ms, capped at 2 s. */
+  /** Backoff of transient failures (throttling, 5xx, timeouts, lost connections). Default: 5 retries from 20 ms, capped at 2 s. */
   retry?: RetrySettings
+  /**
+   * Deadline of each request (each try), in ms, a download's body included: a try with no
+   * answer by then is abandoned (its socket closed) and counts as a transient failure, so
+   * it is retried, and after the retries the call fails with `STORE_UNAVAILABLE`. Default
+   * {@link DEFAULT_REQUEST_TIMEOUT_MS} (10 s).
+   */
+  requestTimeoutMs?: number
 }
 
 /**
@@ -77,28 +88,31 @@ export type S3Store = HarnessStore & {
  * client); any number of instances, in any number of processes, may share a prefix.
  */
 export function s3Store(options: S3StoreOptions): S3Store {
+  checkStoreOptions(options)
+  const keys = keyLayout(options.prefix ?? '')
+  const limits = storeLimits(S3_DEFAULT_LIMITS, options.limits, keys.maxLogIdBytes)
   const ownsClient = options.client === undefined
   const client = options.client ?? new S3Client({ maxAttempts: 1, ...options.clientConfig })
   const clock = options.clock ?? systemClock
-  const limits: StoreLimits = { ...S3_DEFAULT_LIMITS, ...options.limits }
-  const keys = keyLayout(options.prefix ?? '')
-  const io = objectIO(client, options.bucket, options.retry)
-  const log = logStore(io, keys, limits, Math.max(1, options.readConcurrency ?? 8))
-  const leases = leaseStore(io, keys, clock)
-  const wakeups = wakeupStore(io, keys, clock)
+  const io = objectIO(client, options.bucket, options.retry, options.requestTimeoutMs)
+  const log = logStore(io, keys, limits, options.readConcurrency ?? 8)
+  const leases = leaseStore(io, keys, limits, clock)
+  const wakeups = wakeupStore(io, keys, limits, clock)
 
   return {
     limits,
     leases,
     wakeups,
     prefix: keys.root,
+    // Appends are not fenced: S3 cannot check the lease object in the same write, so
+    // `options.lease` is ignored and the seq check guards the log.
     append: log.append,
     read: log.read,
     async delete(logId) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await log.deleteLog(logId)
+      await leases.end(logId)
       await wakeups.remove(logId)
-      await io.delete(keys.lease(logId))
     },
     async close() {
       if (ownsClient) client.destroy()
@@ -108,4 +122,4 @@ export function s3Store(options: S3StoreOptions): S3Store {
 
 export { isTransientS3Error, isPreconditionFailure } from './s3-errors.js'
 export { encodeId, keyLayout, type KeyLayout } from './keys.js'
-export type { RetrySettings } from './objects.js'
+export { DEFAULT_REQUEST_TIMEOUT_MS, type RetrySettings } from './objects.js'

@@ -1,39 +1,57 @@
+import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness'
+
 /**
  * Every object key the store writes, in one place. Under the store's prefix `P`:
  *
  * ```
- * P log/<id>/<batch:12>            one append batch; batch numbers are dense from 1
+ * P log/<id>/<gen:8>/<batch:12>    one append batch; batch numbers are dense from 1 in each
+ *                                  generation; an empty object is a tombstone (see log.ts)
  * P lease/<id>                     the session's lease (owner, fence, expiry)
  * P wakeup/<id>                    the session's wakeup: { at, tag } (the source of truth)
- * P due/<at:15>/<id>/<tag>         the same wakeup, listable by due time from the key alone
+ * P due/<at:16>/<id>/<tag>         the same wakeup, listable by due time from the key alone
  * ```
  *
  * `<id>` is the log id escaped so that it never contains `/` and two ids never share an
  * encoding; so `log/<id>/` is never a prefix of another log's keys.
  */
 
+/** Width of a generation number: a log id can be deleted and begun again 10^8 times. */
+const GEN_DIGITS = 8
 /** Width of a batch number: lexical order equals numeric order up to 10^12 batches. */
 const BATCH_DIGITS = 12
-/** Width of a due time in ms since the epoch: up to the year 33658. */
-const TIME_DIGITS = 15
-export const MAX_DUE_TIME = 10 ** TIME_DIGITS - 1
+/** Width of a time in ms since the epoch: MAX_TIME_MS (8.64e15) has 16 digits. */
+export const TIME_DIGITS = 16
+/** Width of a due key's tag: `<write time>-<12 hex digits>`. */
+const TAG_LENGTH = TIME_DIGITS + 1 + 12
+/** S3's limit on a key, in bytes of UTF-8. */
+export const MAX_KEY_BYTES = 1024
 
-// Kept as-is; every other UTF-16 unit becomes `~` and four hex digits. Working on code
-// units (not UTF-8) keeps even lone surrogates distinct.
-const PLAIN = /[A-Za-z0-9_-]/
+// Kept as-is; every other UTF-8 byte becomes `~` and two hex digits, so an id takes at most
+// three key bytes per byte of its own.
+const PLAIN = /^[A-Za-z0-9_-]*$/
+const PLAIN_BYTE = /[A-Za-z0-9_-]/
 
-/** An injective, `/`-free, readable encoding of a log id: `a:b` → `a~003ab`. */
+/** An injective, `/`-free, readable encoding of a log id: `a:b` → `a~3ab`, `é` → `~c3~a9`. */
 export function encodeId(id: string): string {
+  if (PLAIN.test(id)) return id
   let out = ''
-  for (let i = 0; i < id.length; i++) {
-    const ch = id[i]!
-    out += PLAIN.test(ch) ? ch : `~${id.charCodeAt(i).toString(16).padStart(4, '0')}`
+  for (const byte of Buffer.from(id, 'utf8')) {
+    const ch = String.fromCharCode(byte)
+    out += byte < 0x80 && PLAIN_BYTE.test(ch) ? ch : `~${byte.toString(16).padStart(2, '0')}`
   }
   return out
 }
 
 export function decodeId(encoded: string): string {
-  return encoded.replace(/~([0-9a-f]{4})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+  if (PLAIN.test(encoded)) return encoded
+  const bytes: number[] = []
+  for (let i = 0; i < encoded.length; i++) {
+    if (encoded[i] === '~') {
+      bytes.push(Number.parseInt(encoded.slice(i + 1, i + 3), 16))
+      i += 2
+    } else bytes.push(encoded.charCodeAt(i))
+  }
+  return Buffer.from(bytes).toString('utf8')
 }
 
 /** `''` stays `''`; anything else ends with exactly one `/`, so `app` and `app2` never overlap. */
@@ -42,10 +60,18 @@ export function normalizePrefix(prefix: string | undefined): string {
   return prefix.endsWith('/') ? prefix : `${prefix}/`
 }
 
+const pad = (value: number, digits: number) => String(value).padStart(digits, '0')
+
 export interface DueKey {
   readonly at: number
   readonly logId: string
   readonly tag: string
+}
+
+/** One key of a log: a batch slot of a generation. */
+export interface SlotKey {
+  readonly gen: number
+  readonly batch: number
 }
 
 /** The key layout of one store prefix. */
@@ -53,24 +79,37 @@ export function keyLayout(prefix: string) {
   const p = normalizePrefix(prefix)
   const logPrefix = (logId: string) => `${p}log/${encodeId(logId)}/`
   const duePrefix = `${p}due/`
+  const slot = /^(\d{8})\/(\d{12})$/
+  const dueKey = /^(\d{16})\/([A-Za-z0-9_~-]+)\/([A-Za-z0-9_-]+)$/
+  // The longest key holds a due time, an id and a tag; ids get what S3's 1024 bytes leave.
+  const overhead = utf8Length(`${duePrefix}${pad(MAX_TIME_MS, TIME_DIGITS)}//${'t'.repeat(TAG_LENGTH)}`)
   return {
     /** Everything the store keeps under its prefix. */
     root: p,
+    /** The longest log id, in UTF-8 bytes, whose every key fits in S3's 1024 bytes (escaped, 3 bytes a byte). */
+    maxLogIdBytes: Math.floor((MAX_KEY_BYTES - overhead) / 3),
     logPrefix,
-    batch: (logId: string, batch: number) => logPrefix(logId) + String(batch).padStart(BATCH_DIGITS, '0'),
-    /** The batch number of a key under `logPrefix(logId)`, or undefined for a foreign key. */
-    batchOf(logId: string, key: string): number | undefined {
-      const tail = key.slice(logPrefix(logId).length)
-      return key.startsWith(logPrefix(logId)) && /^\d{12}$/.test(tail) ? Number(tail) : undefined
+    /** The prefix of one generation of a log. */
+    genPrefix: (logId: string, gen: number) => `${logPrefix(logId)}${pad(gen, GEN_DIGITS)}/`,
+    batch: (logId: string, gen: number, batch: number) => `${logPrefix(logId)}${pad(gen, GEN_DIGITS)}/${pad(batch, BATCH_DIGITS)}`,
+    /** The generation and batch number of a key under `logPrefix(logId)`, or undefined for a foreign key. */
+    slotOf(logId: string, key: string): SlotKey | undefined {
+      const start = logPrefix(logId)
+      const match = key.startsWith(start) ? slot.exec(key.slice(start.length)) : null
+      return match ? { gen: Number(match[1]), batch: Number(match[2]) } : undefined
     },
     lease: (logId: string) => `${p}lease/${encodeId(logId)}`,
     wakeup: (logId: string) => `${p}wakeup/${encodeId(logId)}`,
     duePrefix,
-    due: (at: number, logId: string, tag: string) => `${duePrefix}${String(at).padStart(TIME_DIGITS, '0')}/${encodeId(logId)}/${tag}`,
+    due: (at: number, logId: string, tag: string) => `${duePrefix}${pad(at, TIME_DIGITS)}/${encodeId(logId)}/${tag}`,
+    /** A due key's tag: the write time (sortable) and a random part. */
+    tag: (writtenAt: number, random: string) => `${pad(Math.max(0, Math.floor(writtenAt)), TIME_DIGITS)}-${random}`,
+    /** The write time of a tag. */
+    writtenAt: (tag: string) => Number(tag.slice(0, TIME_DIGITS)),
     /** Reads a due key back, or undefined for a key this layout did not write. */
     parseDue(key: string): DueKey | undefined {
-      const match = /^(\d{15})\/([A-Za-z0-9_~-]+)\/([A-Za-z0-9_-]+)$/.exec(key.slice(duePrefix.length))
-      if (!key.startsWith(duePrefix) || !match) return undefined
+      const match = key.startsWith(duePrefix) ? dueKey.exec(key.slice(duePrefix.length)) : null
+      if (!match) return undefined
       return { at: Number(match[1]), logId: decodeId(match[2]!), tag: match[3]! }
     },
   }

@@ -1,4 +1,14 @@
-import { assertLogId, type Clock, HarnessError, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  type Lease,
+  LeaseHeldError,
+  LeaseLostError,
+  type LeaseStore,
+  MAX_TIME_MS,
+  type StoreLimits,
+} from '@tanstack/ai-harness'
 import type { KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 
@@ -13,15 +23,55 @@ interface LeaseState {
 /** Compare-and-set rounds before giving up; each round re-reads, so a loss is never retried blindly. */
 const ROUNDS = 16
 
+/** The expiry of a lease taken or renewed now for `ttlMs`: a time the store keeps, at most MAX_TIME_MS. */
+function expiryOf(now: number, ttlMs: unknown): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new HarnessError('INVALID_ARGUMENT', `A lease ttl must be a positive number of ms, not ${String(ttlMs)}.`)
+  }
+  const expiresAt = now + ttlMs
+  if (!(now >= 0 && expiresAt <= MAX_TIME_MS)) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `A lease would expire at ${expiresAt} ms, outside the times a store keeps (0 to MAX_TIME_MS, ${MAX_TIME_MS}). Use a shorter ttl, or check the clock.`,
+    )
+  }
+  return expiresAt
+}
+
+function assertLease(lease: unknown): asserts lease is Lease {
+  const l = lease as Partial<Lease> | null
+  if (typeof l !== 'object' || l === null || typeof l.owner !== 'string' || typeof l.fence !== 'number' || typeof l.logId !== 'string') {
+    throw new HarnessError('INVALID_ARGUMENT', 'Pass the lease object that acquire or renew returned.')
+  }
+}
+
+function parseLease(stored: StoredText, key: string): LeaseState {
+  try {
+    const state = JSON.parse(stored.body) as LeaseState
+    if (typeof state.fence === 'number' && typeof state.held === 'boolean') return state
+  } catch {
+    // reported below
+  }
+  throw new HarnessError(
+    'SESSION_CORRUPT',
+    `Object ${key} is not a lease. Remove objects that other programs wrote under the store's prefix.`,
+  )
+}
+
 /**
  * Leases as one object per session, changed only with `If-Match` on the ETag read just
  * before (or `If-None-Match: *` for the first lease). A write that loses the race reads
  * the object again and decides from what it finds.
  */
-export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock): LeaseStore {
+export function leaseStore(
+  io: ObjectIO,
+  keys: KeyLayout,
+  limits: StoreLimits,
+  clock: Clock,
+): LeaseStore & { end(logId: string): Promise<void> } {
   const load = async (logId: string) => {
     const stored = await io.get(keys.lease(logId))
-    return stored ? { stored, state: JSON.parse(stored.body) as LeaseState } : undefined
+    return stored ? { stored, state: parseLease(stored, keys.lease(logId)) } : undefined
   }
 
   const save = (logId: string, stored: StoredText | undefined, next: LeaseState) =>
@@ -32,30 +82,35 @@ export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock): LeaseSt
 
   return {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
+      if (typeof owner !== 'string' || owner === '') throw new HarnessError('INVALID_ARGUMENT', 'A lease owner must be a non-empty string.')
+      expiryOf(clock.now(), ttlMs)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(logId)
         const now = clock.now()
         const state = current?.state
         if (state?.held && state.expiresAt > now && state.owner !== owner) throw new LeaseHeldError(logId, state.expiresAt)
-        const next: LeaseState = { owner, fence: (state?.fence ?? 0) + 1, expiresAt: now + ttlMs, held: true }
+        const next: LeaseState = { owner, fence: (state?.fence ?? 0) + 1, expiresAt: expiryOf(now, ttlMs), held: true }
         if (await save(logId, current?.stored, next)) return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
       }
       throw contended(logId)
     },
 
     async renew(lease, ttlMs) {
+      assertLease(lease)
+      expiryOf(clock.now(), ttlMs)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(lease.logId)
         const now = clock.now()
         if (!current || !isCurrent(current.state, lease) || current.state.expiresAt <= now) throw new LeaseLostError(lease.logId)
-        const next: LeaseState = { ...current.state, expiresAt: now + ttlMs }
+        const next: LeaseState = { ...current.state, expiresAt: expiryOf(now, ttlMs) }
         if (await save(lease.logId, current.stored, next)) return { ...lease, expiresAt: next.expiresAt }
       }
       throw contended(lease.logId)
     },
 
     async release(lease) {
+      assertLease(lease)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(lease.logId)
         if (!current || !isCurrent(current.state, lease)) {
@@ -64,6 +119,20 @@ export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock): LeaseSt
         if (await save(lease.logId, current.stored, { ...current.state, held: false })) return
       }
       throw contended(lease.logId)
+    },
+
+    /**
+     * For `delete`: ends whoever holds the lease (their renew and release meet LEASE_LOST)
+     * and drops the owner, but keeps the fence, so the next lease of the id still gets a
+     * greater fence than every lease before.
+     */
+    async end(logId) {
+      for (let round = 0; round < ROUNDS; round++) {
+        const current = await load(logId)
+        if (!current || (!current.state.held && current.state.owner === '')) return
+        if (await save(logId, current.stored, { owner: '', fence: current.state.fence, expiresAt: 0, held: false })) return
+      }
+      throw contended(logId)
     },
   }
 }

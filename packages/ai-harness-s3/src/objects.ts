@@ -2,12 +2,16 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { HarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
 import { isNotFound, isPreconditionFailure, isTransientS3Error } from './s3-errors.js'
+
+/** Default deadline of one request (one try), in ms, the body's download included. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000
 
 /** A stored object's text and ETag. */
 export interface StoredText {
@@ -26,17 +30,27 @@ export interface Listed {
 export type RetrySettings = Omit<RetryOptions, 'isTransient'>
 
 /**
- * The handful of S3 requests the store makes. Each is retried on transient failures
- * (throttling, 5xx, lost connections) with backoff and jitter; a lost precondition comes
+ * The handful of S3 requests the store makes. Each try has a deadline (a half-open
+ * connection cannot hang it); each is retried on transient failures (throttling, 5xx,
+ * timeouts, lost connections) with backoff and jitter, and what is left after the retries
+ * ends as `STORE_UNAVAILABLE` with the SDK's error as its cause. A lost precondition comes
  * back as a value, never as a retry, so the caller reads again and decides.
  */
-export function objectIO(client: S3Client, bucket: string, retry: RetrySettings = {}) {
-  const run = <T>(fn: () => Promise<T>) => withRetry(fn, { ...retry, isTransient: isTransientS3Error })
+export function objectIO(client: S3Client, bucket: string, retry: RetrySettings = {}, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS) {
+  const run = async <T>(fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T> => {
+    try {
+      return await withRetry(() => withDeadline(requestTimeoutMs, fn), { ...retry, isTransient: isTransientS3Error })
+    } catch (error) {
+      // Answers the callers read: a lost race, a missing key.
+      if (isHarnessError(error) || isPreconditionFailure(error) || isNotFound(error)) throw error
+      throw unavailable(error, retry.retries ?? 5)
+    }
+  }
 
   /** PUT with a precondition; `undefined` when the precondition failed. */
   async function putConditional(key: string, body: string, condition: { ifNoneMatch: '*' } | { ifMatch: string }) {
     try {
-      const out = await run(() =>
+      const out = await run((abortSignal) =>
         client.send(
           new PutObjectCommand({
             Bucket: bucket,
@@ -45,6 +59,7 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
             ContentType: 'application/json',
             ...('ifMatch' in condition ? { IfMatch: condition.ifMatch } : { IfNoneMatch: '*' }),
           }),
+          { abortSignal },
         ),
       )
       return { etag: out.ETag ?? '' }
@@ -63,16 +78,37 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
 
     /** Unconditional PUT, for keys that are unique to the writer. */
     async put(key: string, body: string): Promise<void> {
-      await run(() => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' })))
+      await run((abortSignal) =>
+        client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: 'application/json' }), { abortSignal }),
+      )
     },
 
     async get(key: string): Promise<StoredText | undefined> {
       try {
-        return await run(async () => {
-          const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }))
-          const body = (await out.Body?.transformToString('utf8')) ?? ''
-          return { body, etag: out.ETag ?? '' }
+        // The body's download is part of the try: a connection that stalls mid-body times out too.
+        return await run(async (abortSignal) => {
+          const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })
+          const stream = out.Body as { destroy?: () => void } | undefined
+          const stop = () => stream?.destroy?.()
+          abortSignal.addEventListener('abort', stop, { once: true })
+          try {
+            const body = (await out.Body?.transformToString('utf8')) ?? ''
+            return { body, etag: out.ETag ?? '' }
+          } finally {
+            abortSignal.removeEventListener('abort', stop)
+          }
         })
+      } catch (error) {
+        if (isNotFound(error)) return undefined
+        throw error
+      }
+    },
+
+    /** The ETag and size of `key`, without its body; `undefined` when it does not exist. */
+    async head(key: string): Promise<{ etag: string; size: number } | undefined> {
+      try {
+        const out = await run((abortSignal) => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
+        return { etag: out.ETag ?? '', size: out.ContentLength ?? 0 }
       } catch (error) {
         if (isNotFound(error)) return undefined
         throw error
@@ -83,13 +119,14 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
     async *list(prefix: string, startAfter?: string): AsyncGenerator<Listed[]> {
       let token: string | undefined
       do {
-        const out = await run(() =>
+        const out = await run((abortSignal) =>
           client.send(
             new ListObjectsV2Command({
               Bucket: bucket,
               Prefix: prefix,
               ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
             }),
+            { abortSignal },
           ),
         )
         const page: Listed[] = []
@@ -100,14 +137,16 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
     },
 
     async delete(key: string): Promise<void> {
-      await run(() => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })))
+      await run((abortSignal) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
     },
 
     /** Deletes up to 1000 keys in one request; fails if S3 reports any key it could not delete. */
     async deleteMany(keys: readonly string[]): Promise<void> {
       if (keys.length === 0) return
-      const out = await run(() =>
-        client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } })),
+      const out = await run((abortSignal) =>
+        client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }), {
+          abortSignal,
+        }),
       )
       const failed = out.Errors ?? []
       if (failed.length > 0) {
@@ -121,6 +160,44 @@ export function objectIO(client: S3Client, bucket: string, retry: RetrySettings 
 }
 
 export type ObjectIO = ReturnType<typeof objectIO>
+
+/** Runs one try; past `ms` it rejects with a transient `TimeoutError` and aborts the request. */
+async function withDeadline<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = Object.assign(new Error(`S3 did not answer within ${ms} ms (requestTimeoutMs).`), {
+        name: 'TimeoutError',
+        code: 'ETIMEDOUT',
+      })
+      reject(error)
+      controller.abort(error)
+    }, ms)
+  })
+  try {
+    return await Promise.race([run(controller.signal), expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function unavailable(error: unknown, retries: number): HarnessError {
+  const e = error as { name?: string; message?: string } | undefined
+  const what = `${e?.name ?? typeof error}: ${e?.message ?? String(error)}`
+  if (isTransientS3Error(error)) {
+    return new HarnessError(
+      'STORE_UNAVAILABLE',
+      `S3 kept failing after ${retries + 1} tries (${what}). Check that it is reachable; after a failed append, read the log back before deciding to write again.`,
+      { cause: error },
+    )
+  }
+  return new HarnessError(
+    'STORE_UNAVAILABLE',
+    `S3 refused the request (${what}). Check the bucket, endpoint, region, credentials and permissions of the store's client.`,
+    { cause: error },
+  )
+}
 
 /** Runs `fn` over `items` with at most `limit` in flight, keeping order in the result. */
 export async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

@@ -23,10 +23,22 @@ const TRANSIENT_CODES = new Set([
   'ThrottlingException',
   'TooManyRequestsException',
   'TimeoutError',
+  'AbortError',
   // 409 on S3's side, but "a conflicting operation is in progress, try again".
   'OperationAborted',
 ])
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET'])
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+])
 
 /**
  * Worth another try: throttling (`SlowDown`, 503), 5xx, timeouts, lost connections.
@@ -54,7 +66,9 @@ export function isPreconditionFailure(error: unknown): boolean {
   return status === 412 || name === 'PreconditionFailed' || name === 'ConditionalRequestConflict'
 }
 
+/** The key is missing (a 404 about the key; a missing bucket is a configuration error instead). */
 export function isNotFound(error: unknown): boolean {
   const name = nameOf(error)
+  if (name === 'NoSuchBucket') return false
   return statusOf(error) === 404 || name === 'NoSuchKey' || name === 'NotFound'
 }

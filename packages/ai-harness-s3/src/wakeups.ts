@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { assertLogId, type Clock, HarnessError, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
-import { type DueKey, type KeyLayout, MAX_DUE_TIME } from './keys.js'
+import { assertLogId, type Clock, HarnessError, MAX_TIME_MS, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import type { DueKey, KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 
 /** `wakeup/<id>`: which due key is the session's live one. */
@@ -27,13 +27,17 @@ const DEBRIS_AGE_MS = 10 * 60_000
  * key's delete. A crash can leave an extra due key (a spurious wakeup, harmless: the
  * worker finds nothing to do), never a lost one.
  */
-export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): WakeupStore & { remove(logId: string): Promise<void> } {
-  const newTag = () => `${String(Math.max(0, Math.floor(clock.now()))).padStart(15, '0')}-${randomBytes(6).toString('hex')}`
-  const writtenAt = (tag: string) => Number(tag.slice(0, 15))
+export function wakeupStore(
+  io: ObjectIO,
+  keys: KeyLayout,
+  limits: StoreLimits,
+  clock: Clock,
+): WakeupStore & { remove(logId: string): Promise<void> } {
+  const newTag = () => keys.tag(Math.min(MAX_TIME_MS, clock.now()), randomBytes(6).toString('hex'))
 
   const load = async (logId: string): Promise<{ stored: StoredText; state: WakeupState } | undefined> => {
     const stored = await io.get(keys.wakeup(logId))
-    return stored ? { stored, state: JSON.parse(stored.body) as WakeupState } : undefined
+    return stored ? { stored, state: parseWakeup(stored, keys.wakeup(logId)) } : undefined
   }
 
   /** Points the session at a new due key; false when someone changed it first. */
@@ -70,7 +74,7 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
   /** Removes the session's wakeup: the due key first, so a crash in between leaves no spurious one. */
   async function remove(logId: string): Promise<void> {
-    assertLogId(logId)
+    assertLogId(logId, limits)
     const current = await load(logId)
     if (!current) return
     await io.delete(keys.due(current.state.at, logId, current.state.tag))
@@ -80,7 +84,7 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
   async function tryClaim(candidate: DueKey & { key: string }, now: number, until: number): Promise<Wakeup | undefined> {
     const current = await load(candidate.logId)
     if (!current || current.state.tag !== candidate.tag) {
-      if (writtenAt(candidate.tag) < now - DEBRIS_AGE_MS) await io.delete(candidate.key)
+      if (keys.writtenAt(candidate.tag) < now - DEBRIS_AGE_MS) await io.delete(candidate.key)
       return undefined
     }
     return (await move(candidate.logId, current, until)) ? { logId: candidate.logId, at: candidate.at } : undefined
@@ -88,9 +92,12 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
   return {
     async schedule(logId, at) {
-      assertLogId(logId)
-      if (!Number.isFinite(at) || at < 0 || at > MAX_DUE_TIME) {
-        throw new HarnessError('INVALID_ARGUMENT', `A wakeup time must be ms since the epoch between 0 and ${MAX_DUE_TIME}, not ${at}.`)
+      assertLogId(logId, limits)
+      if (typeof at !== 'number' || !(at >= 0 && at <= MAX_TIME_MS)) {
+        throw new HarnessError(
+          'INVALID_ARGUMENT',
+          `A wakeup time must be ms since the epoch between 0 and MAX_TIME_MS (${MAX_TIME_MS}), not ${String(at)}.`,
+        )
       }
       // Whole ms, rounded up: a wakeup may come late by under 1 ms, never early.
       const whole = Math.ceil(at)
@@ -107,7 +114,7 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
     async due(limit) {
       const found: Wakeup[] = []
-      if (limit <= 0) return found
+      if (!(limit > 0)) return found
       for await (const due of dueKeys(clock.now())) {
         found.push({ logId: due.logId, at: due.at })
         if (found.length >= limit) break
@@ -117,9 +124,13 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
     async claim(limit, holdMs) {
       const claimed: Wakeup[] = []
-      if (limit <= 0) return claimed
+      if (!(limit > 0)) return claimed
       const now = clock.now()
-      const until = Math.min(MAX_DUE_TIME, Math.ceil(now + Math.max(0, holdMs)))
+      if (typeof holdMs !== 'number' || Number.isNaN(holdMs) || holdMs < 0) {
+        throw new HarnessError('INVALID_ARGUMENT', 'claim needs holdMs >= 0: how long a claimed wakeup stays hidden.')
+      }
+      // A hold past the latest time a store keeps hides the wakeup until then.
+      const until = Math.min(MAX_TIME_MS, Math.ceil(now + holdMs))
       const candidates = dueKeys(now)
       // In rounds of as many candidates as are still wanted, tried in parallel; a lost
       // race (another worker moved the wakeup first) just moves on to the next one.
@@ -138,4 +149,17 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
       return claimed
     },
   }
+}
+
+function parseWakeup(stored: StoredText, key: string): WakeupState {
+  try {
+    const state = JSON.parse(stored.body) as WakeupState
+    if (typeof state.at === 'number' && typeof state.tag === 'string') return state
+  } catch {
+    // reported below
+  }
+  throw new HarnessError(
+    'SESSION_CORRUPT',
+    `Object ${key} is not a wakeup. Remove objects that other programs wrote under the store's prefix.`,
+  )
 }

@@ -76,11 +76,20 @@ describe('retries of transient S3 failures', () => {
     expect(gets).toBeGreaterThan(2)
   })
 
-  it('gives up after the configured retries and surfaces the S3 error', async () => {
+  it('gives up after the configured retries with STORE_UNAVAILABLE, the last S3 error as its cause', async () => {
     const store = openStore()
     const seen = failBatchPuts(Number.POSITIVE_INFINITY, { status: 503, code: 'SlowDown' })
-    await expect(store.append('s', 1, [record(1)])).rejects.toMatchObject({ name: 'SlowDown' })
+    await expect(store.append('s', 1, [record(1)])).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { name: 'SlowDown' } })
     expect(seen.puts).toBe(5)
+  })
+
+  it('a request S3 refuses for good (a missing bucket) is STORE_UNAVAILABLE at once, with the cause', async () => {
+    const store = s3Store({ bucket: 'no-such-bucket', clientConfig: localClientConfig(server.endpoint) })
+    stores.push(store)
+    let requests = server.requestCount
+    await expect(store.read('s')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', cause: { name: 'NoSuchBucket' } })
+    requests = server.requestCount - requests
+    expect(requests).toBe(1)
   })
 })
 

@@ -1,0 +1,169 @@
+import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness'
+import { describe, expect, it } from 'vitest'
+import { type DynamoDbStore, scanNamespace } from '../src/index.js'
+import { storesOfTest } from './support/stores.js'
+
+// Delete holds: after `delete` resolves, no instance, whatever its caches hold, writes one
+// byte of the session again; a new log of the id starts clean at seq 1.
+const stores = storesOfTest('delete')
+const { admin, tableName } = stores
+const clock = createManualClock()
+
+/** `count` instances on one namespace, each with its own client and caches: separate processes. */
+function instances(count: number) {
+  const namespace = stores.namespace()
+  return Array.from({ length: count }, () => another(namespace))
+}
+
+/** One more instance on `namespace`, with cold caches. */
+const another = (namespace: string): DynamoDbStore => stores.open({ namespace, clock })
+
+const rec = (n: number, secret = 'card-4242'): LogRecord => ({ type: 't', n, secret })
+const dump = async (store: DynamoDbStore) => JSON.stringify(await scanNamespace({ client: admin, tableName, namespace: store.namespace }))
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'landed',
+    (error: { code?: string }) => error.code,
+  )
+
+describe('delete holds on DynamoDB', () => {
+  it('a session live on several instances with warm caches: after delete no append expecting seq > 1 lands, not one byte', async () => {
+    const [a, b, c, d, e, deleter] = instances(6) as [
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+      DynamoDbStore,
+    ]
+    await a.append('s', 1, [rec(1), rec(2)])
+    await a.append('s', 3, [rec(3)])
+    expect((await b.read('s')).length).toBe(3) // b's tail: 4
+    await c.append('s', 4, [rec(4), rec(5)]) // c's tail: 6 (a's and b's are stale at 4)
+    expect((await d.read('s', { after: 1, limit: 1 })).map((e) => e.seq)).toEqual([2]) // d read the end of a batch
+    expect((await e.read('s', { limit: 1 })).map((x) => x.seq)).toEqual([1]) // e holds seq 2, fetched with seq 1
+    const lease = await a.leases.acquire('s', 'host-a', 60_000)
+
+    await deleter.delete('s')
+    const afterDelete = await dump(deleter)
+    expect(afterDelete).not.toContain('card-4242')
+    // What e fetched before the delete never comes back.
+    expect(await e.read('s', { after: 1, limit: 1 })).toEqual([])
+
+    // First each instance at the tail its cache holds (a conflict would refresh it)...
+    for (const [name, store, seq] of [
+      ['a', a, 4],
+      ['b', b, 4],
+      ['c', c, 6],
+      ['d', d, 3],
+    ] as const) {
+      expect(await codeOf(store.append('s', seq, [rec(seq, 'stale-write')])), `${name} at its cached ${seq}`).toBe('LOG_CONFLICT')
+    }
+    // ...then every instance at every seq it could know (each batch start, each tail) and past them.
+    for (const [name, store] of Object.entries({ a, b, c, d, e, deleter })) {
+      for (const seq of [2, 3, 4, 5, 6, 7]) {
+        expect(await codeOf(store.append('s', seq, [rec(seq, 'stale-write')])), `${name} at ${seq}`).toBe('LOG_CONFLICT')
+      }
+      expect(await store.read('s'), name).toEqual([])
+      expect(await store.read('s', { after: 2 }), name).toEqual([])
+    }
+    expect(await dump(deleter)).toBe(afterDelete)
+    await expect(a.leases.renew(lease, 60_000)).rejects.toMatchObject({ code: 'LEASE_LOST' })
+
+    // A new log of the id starts clean at seq 1, from an instance with a stale cache too.
+    await b.append('s', 1, [rec(1, 'new-log')])
+    for (const store of [a, c, d, e, deleter]) expect((await readAll(store, 's')).map((e) => e.record.secret)).toEqual(['new-log'])
+    expect(await codeOf(c.append('s', 6, [rec(6, 'stale-write')]))).toBe('LOG_CONFLICT')
+    expect(await dump(deleter)).not.toContain('stale-write')
+    const next = await d.leases.acquire('s', 'host-d', 60_000)
+    expect(next.fence).toBeGreaterThan(lease.fence)
+  })
+
+  it('a fresh instance (no cache) after delete: a stale seq conflicts, seq 1 starts the new log; reads see only it', async () => {
+    const [writer, deleter] = instances(2) as [DynamoDbStore, DynamoDbStore]
+    for (let seq = 1; seq <= 5; seq++) await writer.append('s', seq, [rec(seq)])
+    await deleter.delete('s')
+    const fresh = another(writer.namespace)
+    expect(await codeOf(fresh.append('s', 6, [rec(6, 'stale-write')]))).toBe('LOG_CONFLICT')
+    expect(await codeOf(fresh.append('s', 3, [rec(3, 'stale-write')]))).toBe('LOG_CONFLICT')
+    await fresh.append('s', 1, [rec(1, 'new-log'), rec(2, 'new-log')])
+    await fresh.append('s', 3, [rec(3, 'new-log')])
+    const other = another(writer.namespace)
+    expect((await other.read('s', { after: 1 })).map((e) => [e.seq, e.record.secret])).toEqual([
+      [2, 'new-log'],
+      [3, 'new-log'],
+    ])
+    expect((await readAll(writer, 's', 1)).map((e) => e.record.secret)).toEqual(['new-log', 'new-log', 'new-log'])
+    // Deleted twice: both generations stay closed.
+    await other.delete('s')
+    for (const seq of [2, 3, 4, 6]) expect(await codeOf(writer.append('s', seq, [rec(seq, 'stale-write')]))).toBe('LOG_CONFLICT')
+    expect(await readAll(fresh, 's')).toEqual([])
+    expect(await dump(other)).not.toMatch(/stale-write|new-log|card-4242/)
+  })
+
+  it('delete racing writers that append back to back: it resolves, the log is empty and nothing written before it survives', async () => {
+    const writers = instances(4)
+    const deleter = another(writers[0]!.namespace)
+    await writers[0]!.append('s', 1, [rec(1)])
+    let stop = false
+    const loops = writers.map(async (w, i) => {
+      // Each writer appends at its own idea of the tail, reading only after a conflict.
+      let next = (await w.read('s')).length + 1
+      while (!stop) {
+        try {
+          next = (await w.append('s', next, [rec(next, `race-${i}`)])).nextSeq
+        } catch {
+          next = (await w.read('s')).length + 1
+          if (next === 1) return // the log is gone: a writer of the old log stops, as the harness does
+        }
+      }
+    })
+    let entries: unknown[]
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await deleter.delete('s')
+      entries = await readAll(deleter, 's')
+    } finally {
+      stop = true
+      await Promise.all(loops)
+    }
+    expect(entries).toEqual([])
+    expect(await readAll(deleter, 's')).toEqual([])
+    expect(await dump(deleter)).not.toContain('race-')
+  })
+
+  it('two deletes at once both resolve, and the log stays closed to every stale writer', async () => {
+    const [a, b, c] = instances(3) as [DynamoDbStore, DynamoDbStore, DynamoDbStore]
+    await a.append('s', 1, [rec(1)])
+    await a.append('s', 2, [rec(2)])
+    await Promise.all([b.delete('s'), c.delete('s')])
+    // a's cache holds the tail, 3: that one first.
+    for (const seq of [3, 2]) expect(await codeOf(a.append('s', seq, [rec(seq, 'stale-write')]))).toBe('LOG_CONFLICT')
+    expect(await readAll(a, 's')).toEqual([])
+    await a.append('s', 1, [rec(1, 'new-log')])
+    expect((await readAll(b, 's')).map((e) => e.record.secret)).toEqual(['new-log'])
+  })
+
+  it('deleting a log that never existed writes nothing', async () => {
+    const [store] = instances(1) as [DynamoDbStore]
+    await store.delete('never')
+    await store.delete('never')
+    expect(await scanNamespace({ client: admin, tableName, namespace: store.namespace })).toEqual([])
+  })
+
+  it('fences keep increasing across delete', async () => {
+    const [a, b] = instances(2) as [DynamoDbStore, DynamoDbStore]
+    let last = 0
+    for (let i = 0; i < 3; i++) {
+      const lease = await a.leases.acquire('s', `host-${i}`, 60_000)
+      expect(lease.fence).toBeGreaterThan(last)
+      last = lease.fence
+      await b.delete('s')
+      await expect(a.leases.release(lease)).rejects.toMatchObject({ code: 'LEASE_LOST' })
+    }
+    const after = await b.leases.acquire('s', 'host-b', 60_000)
+    expect(after.fence).toBeGreaterThan(last)
+    // The lease item keeps the fence and nothing else of the holder.
+    expect(await dump(a)).not.toContain('host-1')
+  })
+})

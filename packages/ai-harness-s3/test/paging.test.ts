@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto'
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { readAll } from '@tanstack/ai-harness'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { keyLayout, s3Store } from '../src/index.js'
+import { mapBounded } from '../src/objects.js'
+import { deletePrefix } from './support/objects.js'
+import { s3Target } from './support/s3-target.js'
+
+const target = s3Target()
+const admin = new S3Client(target.clientConfig)
+const prefix = `paging-${randomUUID()}/`
+afterAll(async () => {
+  await deletePrefix(admin, target.bucket, prefix)
+  admin.destroy()
+})
+
+describe('cost of a full paged read', () => {
+  it('downloads and parses each stored batch once, with one small request per page', async () => {
+    const writer = s3Store({ bucket: target.bucket, prefix, clientConfig: target.clientConfig })
+    // Three stored batches of 2 500 records each, read in pages of 1 000 as the harness does.
+    const batches = [0, 1, 2].map((b) => Array.from({ length: 2500 }, (_, i) => ({ type: 't', n: b * 2500 + i, pad: 'x'.repeat(40) })))
+    for (const [b, batch] of batches.entries()) await writer.append('s', b * 2500 + 1, batch)
+    const stored = batches.reduce((sum, batch) => sum + JSON.stringify(batch).length, 0)
+    await writer.close()
+
+    const client = new S3Client(target.clientConfig)
+    const calls: string[] = []
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(context.commandName ?? '')
+        return next(args)
+      },
+      { step: 'initialize' },
+    )
+    const reader = s3Store({ bucket: target.bucket, prefix, client })
+    const parse = vi.spyOn(JSON, 'parse')
+    let entries: Awaited<ReturnType<typeof readAll>>
+    let parsed = 0
+    try {
+      entries = await readAll(reader, 's', 1000)
+      parsed = parse.mock.calls.reduce((sum, [text]) => sum + String(text).length, 0)
+    } finally {
+      parse.mockRestore()
+      client.destroy()
+    }
+    expect(entries.map((e) => e.record.n)).toEqual(batches.flat().map((r) => r.n))
+    expect(calls.filter((c) => c === 'GetObjectCommand')).toHaveLength(3)
+    // Each batch's body once (its `{"seq":…}` wrapper adds a few bytes).
+    expect(parsed).toBeGreaterThanOrEqual(stored)
+    expect(parsed).toBeLessThan(stored * 1.01)
+    // 9 pages (8 with entries, then the empty one that ends the read), one request each: a
+    // LIST, or a HEAD of the batch whose held rest fills the page.
+    expect(calls.filter((c) => c === 'ListObjectsV2Command' || c === 'HeadObjectCommand')).toHaveLength(9)
+  })
+
+  it('of a log of many one-record batches lists about one page of keys per page, not the rest of the log', async () => {
+    // 2 100 batches of one record, as a session of single steps leaves them, written directly.
+    const logPrefix = `${prefix}many/`
+    const layout = keyLayout(logPrefix)
+    await mapBounded(
+      Array.from({ length: 2100 }, (_, i) => i + 1),
+      32,
+      (seq) =>
+        admin.send(
+          new PutObjectCommand({
+            Bucket: target.bucket,
+            Key: layout.batch('s', 0, seq),
+            Body: `{"seq":${seq},"records":[{"type":"t","n":${seq}}]}`,
+          }),
+        ),
+    )
+    const client = new S3Client(target.clientConfig)
+    let lists = 0
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ListObjectsV2Command') lists++
+        return next(args)
+      },
+      { step: 'initialize' },
+    )
+    const reader = s3Store({ bucket: target.bucket, prefix: logPrefix, client })
+    try {
+      const entries = await readAll(reader, 's', 100)
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 2100 }, (_, i) => i + 1))
+    } finally {
+      client.destroy()
+    }
+    // 22 pages (the last one empty): one listing of ~100 keys each, not of the ~1 000 after them.
+    expect(lists).toBeLessThanOrEqual(23)
+  })
+})
