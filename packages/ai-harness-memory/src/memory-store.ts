@@ -182,6 +182,22 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 function dueNow(data: MemoryData, now: number, limit: number): Wakeup[] {
   const due: Wakeup[] = []
   for (const [logId, at] of data.wakeups) if (at <= now) due.push({ logId, at })
-  due.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
+  due.sort((a, b) => a.at - b.at || byCodePoint(a.logId, b.logId))
   return due.slice(0, limit)
+}
+
+/**
+ * Ids in code point order, which is UTF-8 byte order: the order of PostgreSQL's
+ * `COLLATE "C"`. JavaScript's `<` compares UTF-16 units, which puts U+E000–U+FFFF after
+ * every astral character; so ties at one time come out in the same order on both stores.
+ */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a.codePointAt(i)!
+    const y = b.codePointAt(j)!
+    if (x !== y) return x - y
+    i += x > 0xffff ? 2 : 1
+    j += y > 0xffff ? 2 : 1
+  }
+  return a.length - b.length
 }

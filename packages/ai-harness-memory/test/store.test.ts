@@ -88,6 +88,15 @@ describe('delete while a session is live on several instances', () => {
   })
 })
 
+describe('wakeups', () => {
+  it('due at the same time come out in code point order (UTF-8 byte order, as PostgreSQL\'s COLLATE "C")', async () => {
+    const store = memoryStore({ clock: createManualClock(1000) })
+    const ids = ['\u{10000}', '\uffff', 'b', 'é', 'a', 'ab']
+    for (const id of ids) await store.wakeups.schedule(id, 5)
+    expect((await store.wakeups.due(10)).map((w) => w.logId)).toEqual(['a', 'ab', 'b', 'é', '\uffff', '\u{10000}'])
+  })
+})
+
 describe('clock', () => {
   it('now() is the injected clock, or the system clock', async () => {
     const clock = createManualClock(123_456)

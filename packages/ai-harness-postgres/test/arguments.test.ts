@@ -104,6 +104,12 @@ describe.each(['pg', 'PGlite'] as const)('arguments (%s)', (name) => {
     }
   })
 
+  it('orders wakeups due at the same time by id in code point order (UTF-8 bytes, COLLATE "C")', async () => {
+    const store = db.instance(await db.schema('order'), { clock: createManualClock(1000) })
+    for (const id of ['\u{10000}', '\uffff', 'b', 'é', 'a', 'ab']) await store.wakeups.schedule(id, 5)
+    expect((await store.wakeups.due(10)).map((w) => w.logId)).toEqual(['a', 'ab', 'b', 'é', '\uffff', '\u{10000}'])
+  })
+
   it('keeps quotes, backslashes and SQL in ids, owners and records as exact text', async () => {
     const store = db.instance(await db.schema('hostile'))
     const hostile = ["'); DROP TABLE x; --", "E'\\\\'", '\\', "''", '"{},NULL"', '$1', "\\'; SELECT 1; --", '{"a","b"}', 'NULL']
