@@ -4,7 +4,7 @@
  * every network wait has a deadline, so a half-open connection cannot hang a call.
  */
 import type { Driver, DriverOptions, NamedQuery, PgClientLike, PgPoolClientLike, PgPoolLike, Queryable, Row } from './driver-types.js'
-import { statementName } from './statement-name.js'
+import { statementNamer } from './statement-name.js'
 import { BrokenConnection, inTransaction } from './transaction.js'
 import { isConnectionLoss } from './transient.js'
 
@@ -21,15 +21,21 @@ export class DeadlineExceededError extends Error {
   }
 }
 
-/** pg gives up on the reply after `query_timeout` ms with "Query read timeout". */
-const queryConfig = (text: string, values: readonly unknown[] | undefined, timeoutMs: number): NamedQuery =>
-  values === undefined
-    ? { text, query_timeout: timeoutMs }
-    : { name: statementName(text), text, values: [...values], query_timeout: timeoutMs }
-
-const on = (client: PgPoolClientLike | PgClientLike, timeoutMs: number): Queryable => ({
-  query: async (text, values) => (await client.query(queryConfig(text, values, timeoutMs))).rows as Row[],
-})
+/**
+ * Runs statements on one connection: with parameters as a named (prepared) statement,
+ * and pg gives up on the reply after `query_timeout` ms ("Query read timeout").
+ */
+function on(client: PgPoolClientLike | PgClientLike, timeoutMs: number, nameOf: (text: string) => string): Queryable {
+  return {
+    async query(text, values) {
+      const config: NamedQuery =
+        values === undefined
+          ? { text, query_timeout: timeoutMs }
+          : { name: nameOf(text), text, values: [...values], query_timeout: timeoutMs }
+      return (await client.query(config)).rows as Row[]
+    },
+  }
+}
 
 /** Checks out a connection, or fails after `timeoutMs`; a connection that arrives later goes back unused. */
 async function connectWithin(pool: PgPoolLike, timeoutMs: number): Promise<PgPoolClientLike> {
@@ -52,10 +58,11 @@ async function connectWithin(pool: PgPoolLike, timeoutMs: number): Promise<PgPoo
 }
 
 export function pgPoolDriver(pool: PgPoolLike, { timeoutMs }: DriverOptions): Driver {
+  const nameOf = statementNamer()
   async function onConnection<T>(fn: (connection: Queryable) => Promise<T>): Promise<T> {
     const connection = await connectWithin(pool, timeoutMs)
     try {
-      const result = await fn(on(connection, timeoutMs))
+      const result = await fn(on(connection, timeoutMs, nameOf))
       connection.release()
       return result
     } catch (error) {
@@ -86,7 +93,7 @@ export function pgClientDriver(client: PgClientLike, { timeoutMs }: DriverOption
     tail = run.catch(() => undefined)
     return run
   }
-  const direct = on(client, timeoutMs)
+  const direct = on(client, timeoutMs, statementNamer())
   return {
     kind: 'pg-client',
     query: (text, values) => serial(() => direct.query(text, values)),

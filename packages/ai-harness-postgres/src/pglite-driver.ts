@@ -7,7 +7,9 @@
  */
 import { HarnessError } from '@tanstack/ai-harness'
 import type { Driver, PGliteLike, QueryResultLike, Queryable, Row } from './driver-types.js'
-import { statementName } from './statement-name.js'
+import { statementNamer } from './statement-name.js'
+
+const SPECIAL = /[\\']/g
 
 /**
  * A string literal that reads back as exactly `text`. In an `E'…'` literal only `\` and
@@ -19,7 +21,7 @@ export function literal(text: string): string {
   if (text.includes('\u0000')) {
     throw new HarnessError('INVALID_ARGUMENT', 'A value for PostgreSQL contains NUL (U+0000), which text cannot hold; remove it.')
   }
-  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
+  return `E'${text.replace(SPECIAL, (c) => (c === '\\' ? '\\\\' : "''"))}'`
 }
 
 /** A statement argument as a literal; `EXECUTE` casts it to the parameter's type. */
@@ -38,28 +40,32 @@ function argument(value: unknown): string {
 
 const sqlStateOf = (error: unknown) => (error as { code?: unknown } | null)?.code
 
-/** The statements prepared on each PGlite instance, shared by every store on it. */
-const preparedOn = new WeakMap<PGliteLike, Map<string, Promise<void>>>()
+/**
+ * The statements prepared on each PGlite instance, shared by every store on it: `true`
+ * once prepared, or the PREPARE under way.
+ */
+const preparedOn = new WeakMap<PGliteLike, Map<string, true | Promise<void>>>()
 
 export function pgliteDriver(db: PGliteLike): Driver {
-  const statements = preparedOn.get(db) ?? new Map<string, Promise<void>>()
-  preparedOn.set(db, statements)
+  const prepared = preparedOn.get(db) ?? new Map<string, true | Promise<void>>()
+  preparedOn.set(db, prepared)
+  const nameOf = statementNamer()
 
-  const prepare = (name: string, text: string): Promise<void> => {
-    let done = statements.get(name)
-    if (!done) {
-      done = db.query(`PREPARE ${name} AS ${text}`).then(
-        () => undefined,
+  const prepare = (name: string, text: string): true | Promise<void> => {
+    let state = prepared.get(name)
+    if (state === undefined) {
+      state = db.query(`PREPARE ${name} AS ${text}`).then(
+        () => void prepared.set(name, true),
         (error: unknown) => {
           // 42P05: prepared already (by another copy of this package on the same instance).
-          if (sqlStateOf(error) === '42P05') return
-          statements.delete(name) // e.g. the tables are not there yet: prepare again next time
+          if (sqlStateOf(error) === '42P05') return void prepared.set(name, true)
+          prepared.delete(name) // e.g. the tables are not there yet: prepare again next time
           throw error
         },
       )
-      statements.set(name, done)
+      prepared.set(name, state)
     }
-    return done
+    return state
   }
 
   // exec() is one call into PGlite (a simple query); query() is several.
@@ -70,15 +76,16 @@ export function pgliteDriver(db: PGliteLike): Driver {
 
   const query: Queryable['query'] = async (text, values) => {
     if (values === undefined) return (await db.query(text)).rows as Row[]
-    const name = statementName(text)
-    await prepare(name, text)
+    const name = nameOf(text)
+    const state = prepare(name, text)
+    if (state !== true) await state
     const call = values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${values.map(argument).join(', ')})`
     try {
       return await run(call)
     } catch (error) {
       // 26000: the app deallocated it (DEALLOCATE ALL, DISCARD ALL); prepare it again once.
       if (sqlStateOf(error) !== '26000') throw error
-      statements.delete(name)
+      prepared.delete(name)
       await prepare(name, text)
       return run(call)
     }

@@ -13,3 +13,16 @@ export function statementName(text: string): string {
   }
   return `ah_${(a >>> 0).toString(36)}_${(b >>> 0).toString(36)}_${text.length.toString(36)}`
 }
+
+/** `statementName`, remembered per text: a store has a fixed set of statements, so this stays small. */
+export function statementNamer(): (text: string) => string {
+  const names = new Map<string, string>()
+  return (text) => {
+    let name = names.get(text)
+    if (name === undefined) {
+      name = statementName(text)
+      names.set(text, name)
+    }
+    return name
+  }
+}
