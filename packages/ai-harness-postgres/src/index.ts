@@ -3,7 +3,7 @@
  * (node-postgres) or embedded PGlite, with the same SQL.
  * @packageDocumentation
  */
-import type { HarnessStore, LeaseStore, StoreLimits, WakeupStore } from '@tanstack/ai-harness'
+import { type HarnessStore, HarnessError, type LeaseStore, type StoreLimits, type WakeupStore } from '@tanstack/ai-harness'
 import { createContext } from './context.js'
 import { createDriver } from './driver.js'
 import { leaseStore } from './leases.js'
@@ -92,9 +92,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     async close() {
-      if (closed) return
+      if (closed || !options.closeClient) return
       closed = true
-      if (options.closeClient) await driver.close()
+      try {
+        await driver.close()
+      } catch (error) {
+        throw new HarnessError(
+          'STORE_UNAVAILABLE',
+          `The PostgreSQL client did not close (${String((error as Error)?.message ?? error)}); connections still waiting on the server are left to the operating system.`,
+          { cause: error },
+        )
+      }
     },
   }
 }

@@ -37,23 +37,30 @@ function on(client: PgPoolClientLike | PgClientLike, timeoutMs: number, nameOf: 
   }
 }
 
+/** `work`, or a DeadlineExceededError after `timeoutMs`. */
+async function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceededError(what, timeoutMs)), timeoutMs)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** Checks out a connection, or fails after `timeoutMs`; a connection that arrives later goes back unused. */
 async function connectWithin(pool: PgPoolLike, timeoutMs: number): Promise<PgPoolClientLike> {
   const connecting = pool.connect()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceededError('a connection check-out', timeoutMs)), timeoutMs)
-  })
   try {
-    return await Promise.race([connecting, deadline])
+    return await within(connecting, timeoutMs, 'a connection check-out')
   } catch (error) {
     connecting.then(
       (late) => late.release(),
       () => undefined,
     )
     throw error
-  } finally {
-    clearTimeout(timer)
   }
 }
 
@@ -78,7 +85,8 @@ export function pgPoolDriver(pool: PgPoolLike, { timeoutMs }: DriverOptions): Dr
     kind: 'pg-pool',
     query: (text, values) => onConnection((connection) => connection.query(text, values)),
     transaction: (fn) => onConnection((connection) => inTransaction(connection, fn)),
-    close: () => pool.end(),
+    // A connection attempt the server never answers keeps pool.end() waiting: bounded too.
+    close: () => within(pool.end(), timeoutMs, 'ending the pool'),
   }
 }
 
@@ -105,6 +113,6 @@ export function pgClientDriver(client: PgClientLike, { timeoutMs }: DriverOption
           throw error instanceof BrokenConnection ? error.cause : error
         }
       }),
-    close: () => client.end(),
+    close: () => within(client.end(), timeoutMs, 'ending the client'),
   }
 }

@@ -97,6 +97,15 @@ describe('a store call that never gets an answer', { timeout: 20_000 }, () => {
     }
   })
 
+  it('closing the store (closeClient) while connection attempts hang ends at its deadline too', async () => {
+    const closing = postgresStore({ client: pool, schema, timeoutMs: TIMEOUT_MS, retry: { retries: 1, baseMs: 1 }, closeClient: true })
+    await closing.read(log())
+    proxy.mode = 'blackhole'
+    await expect(closing.read(log())).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' }) // leaves a connection attempt hanging
+    await expect(closing.close()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' })
+    pool = new pg.Pool() // afterEach ends this one instead; the first was ended by close()
+  })
+
   it('a renewal past its deadline fails instead of hanging, so the holder learns it may have lost the lease', async () => {
     const id = log()
     const lease = await store.leases.acquire(id, 'host', 10_000)
