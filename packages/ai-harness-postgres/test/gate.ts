@@ -45,10 +45,10 @@ export async function gate(db: Database, schema: string) {
     /** Resolves once `work` finished, or waits for a lock the stopped append holds. */
     async waitUntilBlockedOrDone(work: Promise<unknown>) {
       let done = false
-      work.then(
-        () => void (done = true),
-        () => void (done = true),
-      )
+      const finish = () => {
+        done = true
+      }
+      work.then(finish, finish)
       await until('the other call waits for the append or ends', async () => {
         if (done) return true
         const rows = await db.sql('SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [stopped])

@@ -25,7 +25,14 @@ export function database(name: 'pg' | 'PGlite'): Database {
   const stores: PostgresStore[] = []
   let lite: PGlite | undefined
   let admin: pg.Pool | undefined
-  const client = () => (name === 'pg' ? (admin ??= new pg.Pool({ ...pgConfig(), max: 2 })) : (lite ??= new PGlite()))
+  const client = () => {
+    if (name === 'PGlite') {
+      lite ??= new PGlite()
+      return lite
+    }
+    admin ??= new pg.Pool({ ...pgConfig(), max: 2 })
+    return admin
+  }
   const db: Database = {
     name,
     async schema(label) {

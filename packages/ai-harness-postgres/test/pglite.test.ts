@@ -13,8 +13,14 @@ afterAll(() => db.close())
 function counted() {
   const sent: string[] = []
   const client: PGliteLike = {
-    query: (text, params) => (sent.push(text), db.query(text, params)),
-    exec: (text) => (sent.push(text), db.exec(text)),
+    query: (text, params) => {
+      sent.push(text)
+      return db.query(text, params)
+    },
+    exec: (text) => {
+      sent.push(text)
+      return db.exec(text)
+    },
     transaction: (callback) => db.transaction(callback),
     close: async () => {},
   }
