@@ -1,2 +1,3 @@
-export { memoryStore, createMemoryData, dumpMemoryData, MEMORY_DEFAULT_LIMITS } from './memory-store.js'
-export type { MemoryData, MemoryStoreOptions } from './memory-store.js'
+export { memoryStore } from './memory-store.js'
+export { createMemoryData, dumpMemoryData, type MemoryData } from './memory-data.js'
+export { MEMORY_DEFAULT_LIMITS, MEMORY_MAX_LOG_ID_BYTES, type MemoryStoreOptions } from './options.js'

@@ -1,15 +1,16 @@
 import {
+  type AppendOptions,
+  type AppendResult,
   assertExpectedSeq,
   assertLogId,
-  type AppendResult,
   type Clock,
   HarnessError,
   type HarnessStore,
   LeaseHeldError,
   LeaseLostError,
   type LeaseStore,
-  type LogEntry,
   LogConflictError,
+  type LogEntry,
   type LogRecord,
   prepareBatch,
   type ReadOptions,
@@ -18,35 +19,9 @@ import {
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness'
-
-/**
- * The data behind one or more memory store instances. Share one between instances to
- * model several processes on one database (the conformance suite's race cases do).
- * Records are kept as JSON text, as a database would keep them, so a reader never
- * holds a reference to a writer's object.
- */
-export interface MemoryData {
-  readonly logs: Map<string, string[]>
-  readonly leases: Map<string, { owner: string; fence: number; expiresAt: number; held: boolean }>
-  readonly wakeups: Map<string, number>
-}
-
-export function createMemoryData(): MemoryData {
-  return { logs: new Map(), leases: new Map(), wakeups: new Map() }
-}
-
-export interface MemoryStoreOptions {
-  /** Share data between instances; default: a new, private data set. */
-  data?: MemoryData
-  clock?: Clock
-  limits?: Partial<StoreLimits>
-}
-
-/** Defaults chosen to match the PostgreSQL store, so an app moving between them meets the same limits. */
-export const MEMORY_DEFAULT_LIMITS: StoreLimits = {
-  maxRecordBytes: 256 * 1024,
-  maxBatchBytes: 1024 * 1024,
-}
+import { checkDuration, checkLease, checkLimit, checkOwner, checkTime, later } from './arguments.js'
+import { createMemoryData, type MemoryData } from './memory-data.js'
+import { checkOptions, MEMORY_DEFAULT_LIMITS, type MemoryStoreOptions } from './options.js'
 
 /** Yields to the event loop so concurrent callers interleave as they would against a server. */
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -54,71 +29,93 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
 /**
  * An in-process store: the reference implementation of the store contract.
  * Each operation reads and writes in one synchronous step after an event-loop turn,
- * so concurrent async writers see compare-and-set conflicts, never half a batch.
+ * so concurrent async writers see compare-and-set conflicts, never half a batch, and a
+ * fenced append checks its lease and its seq in that same step.
+ * Throws `INVALID_ARGUMENT` naming the option when an option is not what it takes.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   readonly leases: LeaseStore
   readonly wakeups: WakeupStore
   readonly data: MemoryData
+  now(): Promise<number>
 } {
+  checkOptions(options)
   const data = options.data ?? createMemoryData()
-  const clock = options.clock ?? systemClock
-  const limits: StoreLimits = { ...MEMORY_DEFAULT_LIMITS, ...options.limits }
+  const clock: Clock = options.clock ?? systemClock
+  const limits: StoreLimits = {
+    ...MEMORY_DEFAULT_LIMITS,
+    ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)),
+  }
+  const now = () => {
+    const time = clock.now()
+    if (typeof time !== 'number' || !Number.isFinite(time)) {
+      throw new HarnessError('INVALID_ARGUMENT', `clock.now() must return a finite number of ms since the epoch, not ${String(time)}.`)
+    }
+    return time
+  }
 
   const leases: LeaseStore = {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
+      checkOwner(owner)
+      const ttl = checkDuration(ttlMs, 'ttlMs')
       await tick()
-      const now = clock.now()
+      const at = now()
       const current = data.leases.get(logId)
-      if (current?.held && current.expiresAt > now && current.owner !== owner) {
-        throw new LeaseHeldError(logId, current.expiresAt)
-      }
-      const next = { owner, fence: (current?.fence ?? 0) + 1, expiresAt: now + ttlMs, held: true }
+      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+      // From the data set's one counter: greater than every fence before, of any session.
+      const next = { owner, fence: ++data.fences.last, expiresAt: later(at, ttl) }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },
     async renew(lease, ttlMs) {
+      checkLease(lease, limits)
+      const ttl = checkDuration(ttlMs, 'ttlMs')
       await tick()
-      const now = clock.now()
+      const at = now()
       const current = data.leases.get(lease.logId)
-      if (!current?.held || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= now) {
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
         throw new LeaseLostError(lease.logId)
       }
-      current.expiresAt = now + ttlMs
+      current.expiresAt = later(at, ttl)
       return { ...lease, expiresAt: current.expiresAt }
     },
     async release(lease) {
+      checkLease(lease, limits)
       await tick()
       const current = data.leases.get(lease.logId)
-      if (!current?.held || current.fence !== lease.fence || current.owner !== lease.owner) {
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner) {
         throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
       }
-      // Keep the fence so the next lease of this session still gets a greater one.
-      current.held = false
+      // Nothing stays behind: the fences' counter is global.
+      data.leases.delete(lease.logId)
     },
   }
 
   const wakeups: WakeupStore = {
     async schedule(logId, at) {
-      assertLogId(logId)
-      if (!Number.isFinite(at)) throw new HarnessError('INVALID_ARGUMENT', 'A wakeup time must be a finite number of ms since the epoch.')
+      assertLogId(logId, limits)
+      const when = checkTime(at, 'A wakeup time')
       await tick()
-      data.wakeups.set(logId, at)
+      data.wakeups.set(logId, when)
     },
     async cancel(logId) {
+      assertLogId(logId, limits)
       await tick()
       data.wakeups.delete(logId)
     },
     async due(limit) {
+      const max = checkLimit(limit, "due's limit")
       await tick()
-      return dueNow(data, clock.now(), limit)
+      return dueNow(data, now(), max)
     },
     async claim(limit, holdMs) {
+      const max = checkLimit(limit, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
       await tick()
-      const now = clock.now()
-      const taken = dueNow(data, now, limit)
-      for (const wakeup of taken) data.wakeups.set(wakeup.logId, now + holdMs)
+      const at = now()
+      const taken = dueNow(data, at, max)
+      for (const wakeup of taken) data.wakeups.set(wakeup.logId, later(at, hold))
       return taken
     },
   }
@@ -128,12 +125,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     data,
     leases,
     wakeups,
-    async append(logId: string, expectedSeq: number, records: readonly LogRecord[]): Promise<AppendResult> {
-      assertLogId(logId)
+    async append(logId: string, expectedSeq: number, records: readonly LogRecord[], appendOptions?: AppendOptions): Promise<AppendResult> {
+      assertLogId(logId, limits)
       assertExpectedSeq(expectedSeq)
+      const lease = appendOptions?.lease === undefined ? undefined : checkLease(appendOptions.lease, limits, 'append lease')
       const batch = prepareBatch(records, limits)
       if (batch.json.length === 0) return { nextSeq: expectedSeq }
       await tick()
+      if (lease) {
+        // Expiry is not checked: an expired lease nobody took over still writes safely behind the seq check.
+        const current = data.leases.get(logId)
+        if (!current || current.owner !== lease.owner || current.fence !== lease.fence) {
+          throw new LeaseLostError(
+            logId,
+            'is no longer the current lease (a newer lease, a release or a delete came after it), so the append wrote nothing',
+          )
+        }
+      }
       const log = data.logs.get(logId) ?? []
       const nextSeq = log.length + 1
       if (nextSeq !== expectedSeq) throw new LogConflictError(logId, expectedSeq, nextSeq)
@@ -142,21 +150,31 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       return { nextSeq: nextSeq + batch.json.length }
     },
     async read(logId: string, readOptions: ReadOptions = {}): Promise<LogEntry[]> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
+      const { after: from = 0, limit } = readOptions
+      if (typeof from !== 'number' || Number.isNaN(from)) {
+        throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
+      }
+      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkLimit(limit, "read's limit")
       await tick()
       const log = data.logs.get(logId) ?? []
-      const after = Math.max(0, readOptions.after ?? 0)
-      const end = readOptions.limit === undefined ? log.length : Math.min(log.length, after + readOptions.limit)
+      const after = Math.max(0, Math.floor(from))
+      const end = Math.min(log.length, after + max)
       const entries: LogEntry[] = []
       for (let i = after; i < end; i++) entries.push({ seq: i + 1, record: JSON.parse(log[i]!) as LogRecord })
       return entries
     },
     async delete(logId: string): Promise<void> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await tick()
+      // One synchronous step: any later append at a seq > 1 finds an empty log and conflicts;
+      // a fenced one finds no lease; the next lease's fence comes from the global counter.
       data.logs.delete(logId)
       data.leases.delete(logId)
       data.wakeups.delete(logId)
+    },
+    async now() {
+      return now()
     },
   }
 }
@@ -164,15 +182,22 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 function dueNow(data: MemoryData, now: number, limit: number): Wakeup[] {
   const due: Wakeup[] = []
   for (const [logId, at] of data.wakeups) if (at <= now) due.push({ logId, at })
-  due.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
-  return due.slice(0, Math.max(0, limit))
+  due.sort((a, b) => a.at - b.at || byCodePoint(a.logId, b.logId))
+  return due.slice(0, limit)
 }
 
-/** Every stored byte of a memory data set, for the conformance suite's no-trace checks. */
-export function dumpMemoryData(data: MemoryData): string {
-  return JSON.stringify({
-    logs: [...data.logs],
-    leases: [...data.leases],
-    wakeups: [...data.wakeups],
-  })
+/**
+ * Ids in code point order, which is UTF-8 byte order: the order of PostgreSQL's
+ * `COLLATE "C"`. JavaScript's `<` compares UTF-16 units, which puts U+E000–U+FFFF after
+ * every astral character; so ties at one time come out in the same order on both stores.
+ */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a.codePointAt(i)!
+    const y = b.codePointAt(j)!
+    if (x !== y) return x - y
+    i += x > 0xffff ? 2 : 1
+    j += y > 0xffff ? 2 : 1
+  }
+  return a.length - b.length
 }

@@ -1,4 +1,4 @@
-import type { Driver } from './driver.js'
+import type { Driver } from './driver-types.js'
 import { type Statements, type TableNames, statements } from './sql.js'
 
 /**
@@ -9,7 +9,7 @@ import { type Statements, type TableNames, statements } from './sql.js'
 export interface Migration {
   readonly version: number
   readonly name: string
-  /** DDL statements, one per entry, each safe to run on its own. */
+  /** Statements, one per entry, run in order in the migration's transaction. */
   statements(t: TableNames): readonly string[]
 }
 
@@ -43,6 +43,24 @@ export const migrations: readonly Migration[] = [
         at bigint NOT NULL
       )`,
       `CREATE INDEX IF NOT EXISTS ${t.wakeupsAtIndex} ON ${t.wakeups} (at, log_id)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'one-row appends, fences from a sequence, lease rows only while held',
+    statements: (t) => [
+      // Fences for every session from one sequence, so they never repeat for a session id,
+      // also after delete removed its lease row (a tombstone would keep the deleted id).
+      // CACHE 1: each nextval is greater than every value handed out before it, on any connection.
+      `CREATE SEQUENCE IF NOT EXISTS ${t.fences} AS bigint MINVALUE 1 CACHE 1`,
+      // Start above every fence of version 1, so a lease taken now supersedes each of them.
+      `SELECT setval('${t.fences}', COALESCE((SELECT max(fence) FROM ${t.leases}), 0) + 1, false)`,
+      // A released lease no longer keeps a row: the sequence keeps the fences growing.
+      `DELETE FROM ${t.leases} WHERE NOT held`,
+      `ALTER TABLE ${t.leases} DROP COLUMN held`,
+      // The entries' primary key is the compare-and-set now; the head rows go. Entries are
+      // dense and each head only said max(seq) + 1, so nothing is lost.
+      `DROP TABLE ${t.logs}`,
     ],
   },
 ]

@@ -1,4 +1,4 @@
-import { HarnessError } from '@tanstack/ai-harness'
+import { HarnessError, MAX_TIME_MS } from '@tanstack/ai-harness'
 
 /**
  * Every statement the store runs, in one place, top to bottom. Table names are the
@@ -14,11 +14,16 @@ export interface TableNames {
   /** Unquoted table prefix, as given. */
   readonly prefix: string
   readonly schema: string
-  /** One row per log: its next free seq. The compare-and-set of `append` happens on this row. */
+  /** The head rows of layout version 1 (one per log, its next free seq); dropped by migration 2. */
   readonly logs: string
-  /** One row per record: `(log_id, seq)` is the primary key, `record` is the JSON text. */
+  /**
+   * One row per record: `(log_id, seq)` is the primary key, `record` is the JSON text.
+   * The primary key is the compare-and-set of `append`.
+   */
   readonly entries: string
   readonly leases: string
+  /** The sequence every lease's fence is drawn from, for every session: fences never repeat. */
+  readonly fences: string
   readonly wakeups: string
   readonly migrations: string
   /** Unqualified: an index lives in its table's schema. */
@@ -35,13 +40,13 @@ const quote = (identifier: string) => `"${identifier}"`
 
 /** Validates a schema name and table prefix and returns the quoted table names. */
 export function tableNames(schema: string, prefix: string): TableNames {
-  if (!IDENTIFIER.test(schema) || schema.length > MAX_IDENTIFIER) {
+  if (typeof schema !== 'string' || !IDENTIFIER.test(schema) || schema.length > MAX_IDENTIFIER) {
     throw new HarnessError(
       'INVALID_ARGUMENT',
       `The schema ${JSON.stringify(schema)} is not a plain identifier: use letters, digits and _ (at most 63, not starting with a digit), e.g. 'harness'.`,
     )
   }
-  if (!PREFIX.test(prefix) || prefix.length + LONGEST_SUFFIX > MAX_IDENTIFIER) {
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix) || prefix.length + LONGEST_SUFFIX > MAX_IDENTIFIER) {
     throw new HarnessError(
       'INVALID_ARGUMENT',
       `The table prefix ${JSON.stringify(prefix)} must be letters, digits and _ (at most ${MAX_IDENTIFIER - LONGEST_SUFFIX}), e.g. 'harness_'.`,
@@ -55,10 +60,54 @@ export function tableNames(schema: string, prefix: string): TableNames {
     logs: table('logs'),
     entries: table('log_entries'),
     leases: table('leases'),
+    fences: table('fences'),
     wakeups: table('wakeups'),
     migrations: table('migrations'),
     wakeupsAtIndex: quote(`${prefix}wakeups_at`),
   }
+}
+
+/**
+ * The time of a lease or wakeup check, in ms since the epoch: the injected clock's time
+ * when the store has one (the parameter), else the server's. `statement_timestamp()` is
+ * one value for the whole statement, so every use of it in a statement agrees; rounded
+ * down, so "due" is never early.
+ */
+const now = (param: string) => `COALESCE(${param}::bigint, floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint)`
+
+/** A time plus a duration, kept within the range every store accepts. */
+const later = (time: string, duration: string) => `LEAST(${time} + ${duration}::bigint, ${MAX_TIME_MS})`
+
+/**
+ * The four append statements: one record or many, unfenced or fenced. Parameters:
+ * $1 log id, $2 expected seq, $3 the record text (one) or texts (many), and when fenced
+ * $4 the lease's owner, $5 its fence. Each is one INSERT of the batch's rows; no row
+ * is read back, and no other row is written.
+ *
+ * - The compare-and-set is the primary key `(log_id, seq)`: a seq that is already taken
+ *   (a stale writer, a writer inside an earlier batch, a retry of a batch that landed)
+ *   is a unique violation, which fails the whole statement (never ON CONFLICT DO
+ *   NOTHING, which would write the rest of an overlapping batch).
+ * - A seq past the end (which would leave a gap) is refused by the predecessor check:
+ *   rows are written only when `expectedSeq - 1` exists, or `expectedSeq` is 1.
+ * - Unfenced, the predecessor is locked FOR KEY SHARE, so a `delete` in flight waits for
+ *   this append (and then deletes its rows too) or this append waits for the delete and
+ *   finds no predecessor. Fenced, the lease row is locked FOR SHARE instead: a `delete`
+ *   (which removes the lease first) or a new `acquire` waits for this append, or this
+ *   append waits for them and finds its lease gone. Each statement takes one lock, so
+ *   an append and a delete can never wait on each other in a cycle.
+ */
+function appendStatement(t: TableNames, many: boolean, fenced: boolean): string {
+  const rows = many
+    ? `SELECT $1::text, $2::bigint - 1 + r.ord, r.record FROM unnest($3::text[]) WITH ORDINALITY AS r(record, ord)`
+    : 'SELECT $1::text, $2::bigint, $3::text'
+  const predecessor = `($2::bigint = 1 OR EXISTS (SELECT 1 FROM ${t.entries} p WHERE p.log_id = $1::text AND p.seq = $2::bigint - 1${fenced ? '' : ' FOR KEY SHARE'}))`
+  const lease = `EXISTS (SELECT 1 FROM ${t.leases} l WHERE l.log_id = $1::text AND l.owner = $4::text AND l.fence = $5::bigint FOR SHARE)`
+  return `
+INSERT INTO ${t.entries} (log_id, seq, record)
+${rows}
+WHERE ${fenced ? `${lease} AND ` : ''}${predecessor}
+RETURNING seq`
 }
 
 /** The statements of one store. Parameters are numbered as the comment above each says. */
@@ -66,50 +115,19 @@ export function statements(t: TableNames) {
   return {
     // ---- log ------------------------------------------------------------------
 
-    /**
-     * Append to an empty log. $1 log id, $2 record texts.
-     * The head row is the compare-and-set: a second writer finds it (ON CONFLICT DO
-     * NOTHING), inserts no head, and so inserts no entries. One statement, one commit.
-     * Returns one row: `next_seq` (null on conflict) and `written`.
-     */
-    appendFirst: `
-WITH head AS (
-  INSERT INTO ${t.logs} (log_id, next_seq)
-  VALUES ($1::text, 1 + cardinality($2::text[]))
-  ON CONFLICT (log_id) DO NOTHING
-  RETURNING next_seq
-), written AS (
-  INSERT INTO ${t.entries} (log_id, seq, record)
-  SELECT $1::text, r.ord, r.record
-  FROM head CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS r(record, ord)
-  RETURNING seq
-)
-SELECT (SELECT next_seq FROM head) AS next_seq, (SELECT count(*) FROM written) AS written`,
+    appendOne: appendStatement(t, false, false),
+    appendMany: appendStatement(t, true, false),
+    appendOneFenced: appendStatement(t, false, true),
+    appendManyFenced: appendStatement(t, true, true),
 
     /**
-     * Append at `expectedSeq > 1`. $1 log id, $2 expected seq, $3 record texts.
-     * The UPDATE moves the head only when it still says `expectedSeq`; a concurrent
-     * writer waits on the row lock, re-checks the condition against the committed
-     * head and matches nothing. Seqs inside an earlier batch or past the end never
-     * match, so there are no gaps and no overlaps. Same result row as `appendFirst`.
+     * Why an append wrote nothing: the last seq, and whether the lease is still the
+     * session's current one. $1 log id, $2 owner (null: unfenced), $3 fence.
      */
-    appendNext: `
-WITH head AS (
-  UPDATE ${t.logs} SET next_seq = next_seq + cardinality($3::text[])
-  WHERE log_id = $1::text AND next_seq = $2::bigint
-  RETURNING next_seq
-), written AS (
-  INSERT INTO ${t.entries} (log_id, seq, record)
-  SELECT $1::text, $2::bigint + r.ord - 1, r.record
-  FROM head CROSS JOIN unnest($3::text[]) WITH ORDINALITY AS r(record, ord)
-  RETURNING seq
-)
-SELECT (SELECT next_seq FROM head) AS next_seq, (SELECT count(*) FROM written) AS written`,
+    appendRefused: `
+SELECT (SELECT max(seq) FROM ${t.entries} WHERE log_id = $1::text) AS last_seq,
+  ($2::text IS NULL OR EXISTS (SELECT 1 FROM ${t.leases} WHERE log_id = $1::text AND owner = $2::text AND fence = $3::bigint)) AS lease_held`,
 
-    /** The log's next free seq after a conflict (no row: an empty log). $1 log id. */
-    nextSeq: `SELECT next_seq FROM ${t.logs} WHERE log_id = $1::text`,
-
-    /** $1 log id, $2 after, $3 limit (null: no limit). */
     /**
      * Read a page. $1 log id, $2 after, $3 last seq wanted, $4 limit. Seqs are dense, so the
      * page is exactly the range ($2, $3]: bounding it on both sides keeps the plan a short
@@ -122,46 +140,58 @@ ORDER BY seq
 LIMIT $4::bigint`,
 
     /**
-     * Delete, first of two statements in one transaction. $1 log id.
-     * Removing the head first takes its row lock: an append in flight finishes before
-     * (and its entries are then seen by the next statement), or waits and conflicts.
+     * Delete, first round (in a transaction): the lease and wakeup of exactly this id, and
+     * every entry this statement sees. $1 log id. Returns `deleted`, the entries removed.
+     * Removing the lease waits for fenced appends in flight; removing an entry waits for
+     * an unfenced append that locked it as its predecessor.
      */
-    deleteHead: `DELETE FROM ${t.logs} WHERE log_id = $1::text`,
+    deleteLog: `
+WITH lease AS (DELETE FROM ${t.leases} WHERE log_id = $1::text),
+wakeup AS (DELETE FROM ${t.wakeups} WHERE log_id = $1::text),
+gone AS (DELETE FROM ${t.entries} WHERE log_id = $1::text RETURNING 1)
+SELECT count(*) AS deleted FROM gone`,
 
-    /** Delete, second statement: entries, lease and wakeup of exactly this id. $1 log id. */
-    deleteRest: `
-WITH entries AS (DELETE FROM ${t.entries} WHERE log_id = $1::text),
-lease AS (DELETE FROM ${t.leases} WHERE log_id = $1::text)
-DELETE FROM ${t.wakeups} WHERE log_id = $1::text`,
+    /**
+     * Delete, next rounds, each with a fresh snapshot: the entries of appends the first
+     * round waited for. Repeated until it deletes none. $1 log id.
+     */
+    deleteEntries: `
+WITH gone AS (DELETE FROM ${t.entries} WHERE log_id = $1::text RETURNING 1)
+SELECT count(*) AS deleted FROM gone`,
 
     // ---- leases ---------------------------------------------------------------
 
     /**
-     * $1 log id, $2 owner, $3 now, $4 ttl. Takes the lease when it is free, expired or
-     * the caller's own; the fence grows on every acquire and the row outlives
-     * `release`, so fences never repeat. No row back: another owner holds it.
+     * $1 log id, $2 owner, $3 now (null: the server's), $4 ttl. Takes the lease when it is
+     * free, expired or the caller's own. The fence comes from the store-wide sequence,
+     * drawn after the row lock is taken when the lease changes hands, so a later lease
+     * always has a greater fence, also across `release` and `delete`. No row back:
+     * another owner holds it.
      */
     acquireLease: `
-INSERT INTO ${t.leases} AS l (log_id, owner, fence, expires_at, held)
-VALUES ($1::text, $2::text, 1, $3::bigint + $4::bigint, true)
+INSERT INTO ${t.leases} AS l (log_id, owner, fence, expires_at)
+VALUES ($1::text, $2::text, nextval('${t.fences}'), ${later(now('$3'), '$4')})
 ON CONFLICT (log_id) DO UPDATE
-SET owner = excluded.owner, fence = l.fence + 1, expires_at = excluded.expires_at, held = true
-WHERE NOT l.held OR l.expires_at <= $3::bigint OR l.owner = excluded.owner
+SET owner = excluded.owner, fence = nextval('${t.fences}'), expires_at = excluded.expires_at
+WHERE l.expires_at <= ${now('$3')} OR l.owner = excluded.owner
 RETURNING fence, expires_at`,
 
     /** For the LEASE_HELD message only. $1 log id. */
-    leaseExpiry: `SELECT expires_at FROM ${t.leases} WHERE log_id = $1::text AND held`,
+    leaseExpiry: `SELECT expires_at FROM ${t.leases} WHERE log_id = $1::text`,
 
-    /** $1 log id, $2 owner, $3 fence, $4 now, $5 ttl. No row back: the lease is lost. */
+    /** $1 log id, $2 owner, $3 fence, $4 now (null: the server's), $5 ttl. No row back: the lease is lost. */
     renewLease: `
-UPDATE ${t.leases} SET expires_at = $4::bigint + $5::bigint
-WHERE log_id = $1::text AND owner = $2::text AND fence = $3::bigint AND held AND expires_at > $4::bigint
+UPDATE ${t.leases} SET expires_at = ${later(now('$4'), '$5')}
+WHERE log_id = $1::text AND owner = $2::text AND fence = $3::bigint AND expires_at > ${now('$4')}
 RETURNING expires_at`,
 
-    /** $1 log id, $2 owner, $3 fence. Keeps the row (and its fence). No row back: not the current lease. */
+    /**
+     * $1 log id, $2 owner, $3 fence. Removes the row: fences come from the sequence, so
+     * no row has to stay behind to keep them growing. No row back: not the current lease.
+     */
     releaseLease: `
-UPDATE ${t.leases} SET held = false
-WHERE log_id = $1::text AND owner = $2::text AND fence = $3::bigint AND held
+DELETE FROM ${t.leases}
+WHERE log_id = $1::text AND owner = $2::text AND fence = $3::bigint
 RETURNING fence`,
 
     // ---- wakeups --------------------------------------------------------------
@@ -174,31 +204,37 @@ ON CONFLICT (log_id) DO UPDATE SET at = excluded.at`,
     /** $1 log id. */
     cancelWakeup: `DELETE FROM ${t.wakeups} WHERE log_id = $1::text`,
 
-    /** $1 now, $2 limit. */
+    /** $1 now (null: the server's), $2 limit (null: no limit). */
     dueWakeups: `
 SELECT log_id, at FROM ${t.wakeups}
-WHERE at <= $1::bigint
+WHERE at <= ${now('$1')}
 ORDER BY at, log_id
 LIMIT $2::bigint`,
 
     /**
-     * $1 now, $2 limit, $3 hold. Locks up to $2 due rows, skipping rows another worker
-     * has locked, and moves them to now + hold in the same statement. A row another
-     * worker moved meanwhile is re-checked against `at <= now` and dropped.
+     * $1 now (null: the server's), $2 limit (null: no limit), $3 hold. Locks up to $2 due
+     * rows, skipping rows another worker has locked, and moves them to now + hold in the
+     * same statement. A row another worker moved meanwhile is re-checked against
+     * `at <= now` and dropped.
      */
     claimWakeups: `
 WITH due AS (
   SELECT log_id, at FROM ${t.wakeups}
-  WHERE at <= $1::bigint
+  WHERE at <= ${now('$1')}
   ORDER BY at, log_id
   LIMIT $2::bigint
   FOR UPDATE SKIP LOCKED
 ), claimed AS (
-  UPDATE ${t.wakeups} AS w SET at = $1::bigint + $3::bigint
+  UPDATE ${t.wakeups} AS w SET at = ${later(now('$1'), '$3')}
   FROM due WHERE w.log_id = due.log_id
   RETURNING w.log_id, due.at
 )
 SELECT log_id, at FROM claimed ORDER BY at, log_id`,
+
+    // ---- clock ----------------------------------------------------------------
+
+    /** The server's time, as the lease and wakeup statements read it. */
+    serverNow: `SELECT ${now('NULL')} AS now`,
 
     // ---- migrations -----------------------------------------------------------
 
@@ -216,9 +252,8 @@ SELECT log_id, at FROM claimed ORDER BY at, log_id`,
     // ---- dump (tests and support: every column as text) ----------------------
 
     dump: [
-      { table: t.logs, text: `SELECT log_id, next_seq::text FROM ${t.logs} ORDER BY log_id` },
       { table: t.entries, text: `SELECT log_id, seq::text, record FROM ${t.entries} ORDER BY log_id, seq` },
-      { table: t.leases, text: `SELECT log_id, owner, fence::text, expires_at::text, held::text FROM ${t.leases} ORDER BY log_id` },
+      { table: t.leases, text: `SELECT log_id, owner, fence::text, expires_at::text FROM ${t.leases} ORDER BY log_id` },
       { table: t.wakeups, text: `SELECT log_id, at::text FROM ${t.wakeups} ORDER BY log_id` },
     ],
   } as const

@@ -28,6 +28,7 @@ const TRANSIENT_NODE_CODES = new Set([
 
 /** `pg` reports a lost or timed-out connection by message only, without a code. */
 const TRANSIENT_MESSAGES = [
+  /Query read timeout/i,
   /Connection terminated/i,
   /timeout exceeded when trying to connect/i,
   /Client has encountered a connection error/i,

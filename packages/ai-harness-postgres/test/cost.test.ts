@@ -53,6 +53,6 @@ it('costs the round trips the README states', async () => {
   expect(await roundTrips(() => store.wakeups.due(10))).toBe(1)
   expect(await roundTrips(() => store.wakeups.claim(10, 1000))).toBe(1)
   expect(await roundTrips(() => store.wakeups.cancel('s'))).toBe(1)
-  expect(await roundTrips(() => store.delete('s'))).toBe(4) // BEGIN, head, the rest, COMMIT
+  expect(await roundTrips(() => store.delete('s'))).toBe(4) // BEGIN, lease + wakeup + entries, entries again (none left), COMMIT
   expect(await roundTrips(() => store.migrate())).toBe(6) // BEGIN, lock, schema?, bookkeeping table, versions, COMMIT
 })

@@ -281,8 +281,9 @@ async function watchUntilFinished(
     // A session nobody will ever move again is stuck: fail now, with what the database says.
     const [wakeups, leases] = await Promise.all([
       admin.query<{ log_id: string; at: string }>(`SELECT log_id, at FROM "${run.schema}".harness_wakeups`),
-      admin.query<{ log_id: string; owner: string; expires_at: string; held: boolean }>(
-        `SELECT log_id, owner, expires_at, held FROM "${run.schema}".harness_leases`,
+      // A lease row exists while its lease is held.
+      admin.query<{ log_id: string; owner: string; expires_at: string }>(
+        `SELECT log_id, owner, expires_at FROM "${run.schema}".harness_leases`,
       ),
     ])
     const wall = Date.now()
@@ -291,7 +292,7 @@ async function watchUntilFinished(
       const waitsForTheTest =
         entries.some((e) => e.record.type === 'harness.ask') && !entries.some((e) => e.record.type === 'harness.answer')
       const wakeup = wakeups.rows.some((r) => r.log_id === sessionId)
-      const lease = leases.rows.some((r) => r.log_id === sessionId && r.held && Number(r.expires_at) > wall)
+      const lease = leases.rows.some((r) => r.log_id === sessionId && Number(r.expires_at) > wall)
       if (finishedOf(entries) || waitsForTheTest || wakeup || lease) {
         nobodySince.delete(sessionId)
         continue
@@ -456,7 +457,7 @@ async function checkRun(
 /** The workers stop gracefully (each finishes its current poll); then no lease is left held. */
 async function stopWorkers(run: Run): Promise<void> {
   await Promise.all(run.workers.filter((w) => w.alive).map((w) => w.stop()))
-  const held = await admin.query(`SELECT log_id, owner FROM "${run.schema}".harness_leases WHERE held`)
+  const held = await admin.query(`SELECT log_id, owner FROM "${run.schema}".harness_leases`)
   expect(held.rows, `${run.where()}: every lease released`).toEqual([])
 }
 

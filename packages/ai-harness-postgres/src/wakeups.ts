@@ -1,0 +1,34 @@
+/** Wakeups: schedule, cancel, due, claim; due and claim compare against the store's time. */
+import { assertLogId, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { checkDuration, checkLimit, checkTime } from './arguments.js'
+import type { StoreContext } from './context.js'
+import type { Row } from './driver-types.js'
+
+const toWakeup = (row: Row): Wakeup => ({ logId: String(row.log_id), at: Number(row.at) })
+
+export function wakeupStore(ctx: StoreContext): WakeupStore {
+  const { driver, sql, limits } = ctx
+  return {
+    async schedule(logId, at) {
+      assertLogId(logId, limits)
+      // Rounded up: a wakeup is "no earlier than at".
+      const when = checkTime(at, 'A wakeup time')
+      await ctx.run('wakeup schedule', () => driver.query(sql.scheduleWakeup, [logId, when]))
+    },
+    async cancel(logId) {
+      assertLogId(logId, limits)
+      await ctx.run('wakeup cancel', () => driver.query(sql.cancelWakeup, [logId]))
+    },
+    async due(limit) {
+      const max = checkLimit(limit, "due's limit")
+      const rows = await ctx.run('wakeup due', () => driver.query(sql.dueWakeups, [ctx.clockParam(), max]))
+      return rows.map(toWakeup)
+    },
+    async claim(limit, holdMs) {
+      const max = checkLimit(limit, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
+      const rows = await ctx.run('wakeup claim', () => driver.query(sql.claimWakeups, [ctx.clockParam(), max, hold]))
+      return rows.map(toWakeup)
+    },
+  }
+}
