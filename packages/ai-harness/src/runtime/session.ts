@@ -1,15 +1,21 @@
 import { randomUUID } from 'node:crypto'
 import type { StreamChunk } from '@tanstack/ai'
-import { HarnessError, isHarnessError, type LogConflictError } from '../contract/errors.js'
+import { HarnessError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
-import type { Clock, HarnessStore, Lease, LogEntry } from '../contract/types.js'
+import type { Clock, Lease, LogEntry } from '../contract/types.js'
 import { SecretScanner } from '../secrets/secret-scanner.js'
 import type { Harness } from './harness.js'
-import type { LoggedMessage, ParkedRecord, ToolResultRecord } from './records.js'
-import { parkedCall, type SessionState, unsettledCalls } from './session-fold.js'
+import type { LoggedMessage, ParkedRecord } from './records.js'
+import { parkedCall, type SessionState } from './session-fold.js'
+import { SessionLease } from './session-lease.js'
+import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { SessionWriter } from './session-writer.js'
-import { type RunOutcome, runTurn } from './turn-runner.js'
+import type { GuardedStore } from './store-boundary.js'
+import type { RuntimeTimings } from './timings.js'
+import { TurnRun } from './turn-run.js'
+import { runTurn } from './turn-runner.js'
+import { WakeupPolicy } from './wakeup-policy.js'
 
 /** A prompt: text, or TanStack AI model messages. */
 export type TurnInput = string | LoggedMessage | LoggedMessage[]
@@ -30,59 +36,96 @@ export interface Session {
   send(input: TurnInput): AsyncIterable<StreamChunk>
   /** Finishes an open turn by the replay rules; yields nothing when there is none, or when it still waits. */
   resume(): AsyncIterable<StreamChunk>
-  /** Ends the open turn as cancelled: it is not resumed. Stops a running turn first. */
+  /**
+   * Ends the open turn as cancelled: it is not resumed. Stops a running turn first, waiting
+   * at most the host's `stopTimeoutMs` for a step in flight.
+   */
   cancel(reason?: string): Promise<void>
-  /** Stops a running turn for a deploy: the turn stays open and any host or worker resumes it at once. */
+  /**
+   * Stops a running turn for a deploy (waiting at most `stopTimeoutMs` for a step in
+   * flight) and lets the session go: the turn stays open and any host or worker resumes it at once.
+   */
   handOff(): Promise<void>
   /** The whole log, harness and app records. */
   entries(): Promise<LogEntry[]>
-  /** Releases the session for other hosts. */
+  /** Releases the session for other hosts. Stops a running turn first, waiting at most `stopTimeoutMs`. */
   close(): Promise<void>
 }
 
 export interface SessionArgs {
-  store: HarnessStore
+  store: GuardedStore
   harness: Harness
   sessionId: string
   state: SessionState
+  scanner: SecretScanner
   secrets: Record<string, string>
   clock: Clock
   lease: Lease | undefined
-  leaseMs: number
+  timings: RuntimeTimings
   parent: { sessionId: string; toolCallId: string } | null
+  /** The readable id written in turn records; the lease's owner also names this process instance. */
   hostId: string
+  /** A worker opened the session to look at it: if its agent turn finished, it wakes the parent. */
+  wakeParentWhenIdle: boolean
   onClosed: () => void
   openChild: SessionRuntime['openChild']
 }
 
-/** Builds the live session object over a folded log. The host has acquired the lease already. */
-export async function openSession(args: SessionArgs): Promise<Session> {
-  const { store, harness, sessionId, state, clock } = args
-  if (state.harness !== undefined && state.harness !== harness.name) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}; open it with that harness.`,
-    )
-  }
+/**
+ * The life of a session object. `idle`, `cut` and `waiting` hold the lease with no
+ * run; `running` has one run; `parked` (after a run parked) and `closed` have let the
+ * lease go. Whether it may still write is the writer's: a conflict or a lost lease stops it.
+ */
+type Phase = { readonly name: 'idle' | 'cut' | 'waiting' | 'parked' | 'closed' } | { readonly name: 'running'; readonly run: TurnRun }
+
+const STATUS: Record<Phase['name'], SessionStatus> = {
+  idle: 'idle',
+  cut: 'cut',
+  waiting: 'parked',
+  running: 'running',
+  parked: 'parked',
+  closed: 'closed',
+}
+
+/** The secrets of a session, checked before anything is written. */
+export function sessionScanner(secrets: Record<string, string>): SecretScanner {
   const scanner = new SecretScanner()
-  for (const [name, value] of Object.entries(args.secrets)) {
+  for (const [name, value] of Object.entries(secrets)) {
     try {
       scanner.add(value)
     } catch (error) {
       throw new HarnessError('SECRET_TOO_SHORT', `Secret ${JSON.stringify(name)}: ${(error as Error).message}`)
     }
   }
-  let lost: LogConflictError | undefined
-  const writer = new SessionWriter(store, sessionId, state, (error) => {
-    lost = error
+  return scanner
+}
+
+/** Builds the live session object over a folded log. The host has checked everything and acquired the lease. */
+export async function openSession(args: SessionArgs): Promise<Session> {
+  const { store, harness, sessionId, state, clock, timings } = args
+  let phase: Phase = { name: state.openTurn ? (parkedCall(state) ? 'waiting' : 'cut') : 'idle' }
+  const running = () => (phase.name === 'running' ? phase.run : undefined)
+  const lease = new SessionLease(store, sessionId, args.lease, {
+    ...timings,
+    clock,
+    driving: () => running() !== undefined,
+    onLost: (error) => writer.stop(error),
   })
+  const writer = new SessionWriter(store, sessionId, state, {
+    lease: () => lease.current,
+    onStop: (error) => {
+      lease.stopRenewing(error)
+      running()?.abortController.abort()
+    },
+  })
+  const wakeups = new WakeupPolicy(store, sessionId, state, clock)
   const runtime: SessionRuntime = {
     logId: sessionId,
     harness,
     store,
     state,
     writer,
-    scanner,
+    scanner: args.scanner,
     clock,
     secrets: new Map(Object.entries(args.secrets)),
     maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
@@ -94,182 +137,88 @@ export async function openSession(args: SessionArgs): Promise<Session> {
     await writer.append([{ type: 'harness.session.opened', harness: harness.name, at: clock.now(), parent: args.parent }])
   }
 
-  let lease = args.lease
-  let leaseLost: HarnessError | undefined
-  let running: AbortController | undefined
-  let runDone: Promise<void> | undefined
-  let status: SessionStatus = state.openTurn ? (parkedCall(state) ? 'parked' : 'cut') : 'idle'
-  const wakeups = store.wakeups
-
-  /** While this host drives a turn, the session's wakeup sits at the lease's expiry: if the host dies, a worker takes over. */
-  const keepWakeupAtExpiry = async () => {
-    if (wakeups && lease && running) await wakeups.schedule(sessionId, lease.expiresAt)
-  }
-  const renewTimer =
-    lease && store.leases
-      ? setInterval(
-          () => {
-            if (!lease || !store.leases) return
-            store.leases.renew(lease, args.leaseMs).then(
-              async (renewed) => {
-                lease = renewed
-                await keepWakeupAtExpiry().catch(() => {})
-              },
-              (error: unknown) => {
-                if (isHarnessError(error, 'LEASE_LOST')) {
-                  leaseLost = error
-                  running?.abort()
-                }
-              },
-            )
-          },
-          Math.max(250, Math.floor(args.leaseMs / 3)),
-        )
-      : undefined
-  renewTimer?.unref()
-
-  let released = false
-  const guard = () => {
-    if (status === 'closed' || released)
+  /** Refuses to drive a session this object let go, one whose writer stopped, or one already running. */
+  const assertMayDrive = () => {
+    if (phase.name === 'parked' || phase.name === 'closed')
       throw new HarnessError(
         'INVALID_ARGUMENT',
-        status === 'parked'
+        phase.name === 'parked'
           ? 'This session parked and let its lease go (it waits for a wake time or an answer); open it again with host.open({ sessionId }) to drive it.'
           : 'This session is closed; open it again with host.open({ sessionId }).',
       )
-    if (lost) throw lost
-    if (leaseLost) throw leaseLost
-    if (running)
+    if (writer.stopped) throw writer.stopped
+    if (phase.name === 'running')
       throw new HarnessError('SESSION_BUSY', 'A turn of this session is still running; wait for its stream to end before sending again.')
   }
 
-  /** Settles the calls a crash cut, by the replay rules; parked calls and calls that never started are not cut. */
-  const settleCutCalls = async () => {
-    const settle: ToolResultRecord[] = []
-    for (const call of unsettledCalls(state)) {
-      if (state.parked.has(call.id) || state.notStarted.has(call.id)) continue
-      if (harness.replayOf(call.name) === 'safe' && harness.toolNamed(call.name)) continue
-      settle.push({
-        type: 'harness.tool.result',
-        toolCallId: call.id,
-        toolName: call.name,
-        ok: false,
-        result: { error: harness.cutToolError },
-        cut: true,
-      })
-    }
-    if (settle.length > 0) await writer.append(settle)
-  }
-
-  /** Whether a parked turn may go on now; if not, its wakeup is set for when it may. */
-  const stillWaiting = async (): Promise<boolean> => {
-    const parked = parkedCall(state)
-    if (!parked) return false
-    if (parked.reason === 'sleep' && parked.until !== null && parked.until > clock.now()) {
-      await wakeups?.schedule(sessionId, parked.until)
-      return true
-    }
-    if (parked.reason === 'ask') {
-      const answered = [...state.questions.values()].some((q) => q.ask.toolCallId === parked.toolCallId && q.answer)
-      if (!answered) {
-        await cancelWakeupUnlessAnswered()
-        return true
-      }
-    }
-    return false
-  }
-
-  /**
-   * Cancels the wakeup of a session that waits for an answer. An answer may land between
-   * our read of the log and the cancel, and its wakeup would be lost with it: so after the
-   * cancel, look at the tail again and make the session due at once if anything arrived.
-   */
-  const cancelWakeupUnlessAnswered = async () => {
-    if (!wakeups) return
-    await wakeups.cancel(sessionId)
-    const arrived = await store.read(sessionId, { after: state.nextSeq - 1, limit: 1 })
-    if (arrived.length > 0) await wakeups.schedule(sessionId, clock.now())
-  }
-
-  /** After a run: where the session's wakeup must be, and whether the host lets the session go. */
-  const afterRun = async (outcome: RunOutcome | undefined) => {
-    if (!outcome) return
-    switch (outcome.kind) {
-      case 'finished':
-        status = 'idle'
-        await wakeups?.cancel(sessionId)
-        if (state.parent) await wakeups?.schedule(state.parent.sessionId, clock.now())
-        break
-      case 'parked':
-        status = 'parked'
-        if (outcome.parked.reason === 'sleep' && outcome.parked.until !== null) await wakeups?.schedule(sessionId, outcome.parked.until)
-        else await cancelWakeupUnlessAnswered()
-        // A parked session is free for whoever resumes it: a worker at the wake time, or the host that answers.
-        await release()
-        break
-      case 'stopped':
-      case 'failed':
-        status = 'cut'
-        break
-    }
-  }
-
-  const run = (
-    body: (control: {
-      abortController: AbortController
-      stopped: () => Error | undefined
-      outcome?: RunOutcome
-    }) => AsyncGenerator<StreamChunk>,
-  ) =>
-    ({
-      async *[Symbol.asyncIterator]() {
-        guard()
-        const control = {
-          abortController: new AbortController(),
-          stopped: () => lost ?? leaseLost,
-          outcome: undefined as RunOutcome | undefined,
-        }
-        running = control.abortController
-        let finish: () => void = () => {}
-        runDone = new Promise((resolve) => {
-          finish = resolve
-        })
-        status = 'running'
-        try {
-          await keepWakeupAtExpiry()
-          yield* body(control)
-          await afterRun(control.outcome)
-        } finally {
-          running = undefined
-          if (status === 'running') status = 'cut'
-          finish()
-        }
-      },
-    }) satisfies AsyncIterable<StreamChunk>
-
-  async function* recover(control: Parameters<typeof runTurn>[2]): AsyncGenerator<StreamChunk> {
-    const open = state.openTurn
-    if (!open) return
-    if (await stillWaiting()) {
-      control.outcome = { kind: 'parked', parked: parkedCall(state)! }
-      return
-    }
-    await writer.append([
-      { type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null },
-    ])
-    await settleCutCalls()
-    yield* runTurn(runtime, open.turnId, control)
-  }
-
-  const release = async () => {
-    released = true
-    if (renewTimer) clearInterval(renewTimer)
-    const held = lease
-    lease = undefined
-    if (held && store.leases) await store.leases.release(held).catch(() => {})
-    if (status !== 'parked') status = 'closed'
+  const letGo = async (next: 'parked' | 'closed') => {
+    phase = { name: next }
+    await lease.release()
     args.onClosed()
   }
+
+  /** After a run: where the wakeup goes, and whether the host lets the session go. */
+  const afterRun = async (turn: TurnRun) => {
+    const outcome = turn.outcome
+    if (!outcome) return
+    if (outcome.kind === 'finished') {
+      phase = { name: 'idle' }
+      await wakeups.finished()
+    } else if (outcome.kind === 'parked') {
+      // A parked session is free for whoever resumes it: a worker at the wake time, or the host that answers.
+      try {
+        await wakeups.parked(outcome.parked)
+      } finally {
+        await letGo('parked')
+      }
+    }
+  }
+
+  /** Streams one run of a turn. Before it writes, the log's state is known, the lease confirmed and the wakeup at its expiry. */
+  const run = (body: (turn: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>): AsyncIterable<StreamChunk> => ({
+    [Symbol.asyncIterator]() {
+      let stream: AsyncIterator<StreamChunk> | undefined
+      const start = () => {
+        assertMayDrive()
+        const turn = new TurnRun(writer.scope(), () => writer.stopped)
+        phase = { name: 'running', run: turn }
+        return turn.stream(drive(turn, body))
+      }
+      return {
+        next: () => {
+          try {
+            stream ??= start()
+          } catch (error) {
+            return Promise.reject(error)
+          }
+          return stream.next()
+        },
+        return: async () => (stream?.return ? stream.return() : { done: true, value: undefined }),
+      }
+    },
+  })
+
+  async function* drive(turn: TurnRun, body: (turn: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>) {
+    try {
+      if (!(await writer.settle())) throw writerInDoubt(sessionId)
+      await lease.confirm()
+      await lease.keepWakeupAtExpiry()
+      yield* body(turn, { ...runtime, writer: turn.writer })
+      if (!turn.abandoned) await afterRun(turn)
+    } finally {
+      if (phase.name === 'running' && phase.run === turn) phase = { name: 'cut' }
+      turn.finish()
+    }
+  }
+
+  /** Stops a running turn, waiting at most stopTimeoutMs; its scope writes nothing more either way. */
+  const stopRun = async (reason: string) => {
+    const turn = running()
+    if (turn) await turn.stop(reason, timings.stopTimeoutMs)
+    if (phase.name === 'running' && phase.run === turn) phase = { name: 'cut' }
+  }
+
+  const recover = (turn: TurnRun, rt: SessionRuntime) => recoverTurn(rt, turn, { host: args.hostId, fence: lease.fence, wakeups })
 
   const session: Session = {
     id: sessionId,
@@ -278,15 +227,15 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       return state.openTurn !== undefined
     },
     get status() {
-      return status
+      return STATUS[phase.name]
     },
     get parked() {
       return state.openTurn ? parkedCall(state) : undefined
     },
     send(input) {
-      return run(async function* (control) {
+      return run(async function* (turn, rt) {
         if (state.openTurn) {
-          yield* recover(control)
+          yield* recover(turn, rt)
           const waiting = parkedCall(state)
           if (state.openTurn && waiting) {
             // Dropping the prompt silently would lose it: say what the turn waits for.
@@ -300,57 +249,72 @@ export async function openSession(args: SessionArgs): Promise<Session> {
         const turnId = randomUUID()
         const messages = toMessages(input)
         for (const [i, m] of messages.entries()) {
-          const secret = scanner.find(m)
+          const secret = args.scanner.find(m)
           if (secret)
             throw new HarnessError(
               'RECORD_SECRET',
               `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
             )
         }
-        await writer.append([
-          { type: 'harness.turn.started', turnId, messages, at: clock.now(), host: args.hostId, fence: lease?.fence ?? null },
-        ])
-        yield* runTurn(runtime, turnId, control)
+        await rt.writer.append([{ type: 'harness.turn.started', turnId, messages, at: clock.now(), host: args.hostId, fence: lease.fence }])
+        yield* runTurn(rt, turnId, turn)
       })
     },
     resume() {
       return run(recover)
     },
     async cancel(reason = 'cancelled by the user') {
-      if (running) {
-        running.abort()
-        await runDone
-      }
+      await stopRun('was cancelled')
+      if (writer.stopped) throw writer.stopped
+      if (!(await writer.settle())) throw writerInDoubt(sessionId)
       const open = state.openTurn
       if (!open) return
       await writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: clock.now(), reason }])
-      await wakeups?.cancel(sessionId)
-      status = 'idle'
+      if (phase.name !== 'parked' && phase.name !== 'closed') phase = { name: 'idle' }
+      await store.wakeups?.cancel(sessionId)
     },
     async handOff() {
-      if (running) {
-        running.abort()
-        // The tool in flight finishes its current step; its next write is refused, so the turn stays open.
-        writer.close('was handed off for a deploy')
-        await runDone
+      if (phase.name === 'closed') return
+      // The tool in flight finishes its current step (or is abandoned after stopTimeoutMs); its next write is refused.
+      writer.close('was handed off for a deploy')
+      await stopRun('was handed off for a deploy')
+      let failure: unknown
+      if (!writer.stopped && phase.name !== 'parked') {
+        try {
+          const known = await writer.settle().catch(() => false)
+          if (!known || state.openTurn) {
+            await lease.confirm()
+            await wakeups.dueNow()
+          }
+        } catch (error) {
+          // The wakeup at the lease's expiry stays: a worker takes the turn over then.
+          failure = error
+        }
       }
-      if (state.openTurn && wakeups) await wakeups.schedule(sessionId, clock.now())
-      await release()
+      await letGo('closed')
+      if (failure) throw failure
     },
     entries: () => readAll(store, sessionId),
     async close() {
-      if (status === 'closed') return
-      if (running) {
-        running.abort()
-        writer.close('was closed')
-        await runDone
+      if (phase.name === 'closed') return
+      writer.close('was closed')
+      await stopRun('was closed')
+      if (!writer.stopped && phase.name !== 'parked') {
+        // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
+        const known = await writer.settle().catch(() => false)
+        await wakeups.letGo(known, { wakeParent: args.wakeParentWhenIdle }).catch(() => {})
       }
-      if (!state.openTurn) await wakeups?.cancel(sessionId)
-      await release()
-      status = 'closed'
+      await letGo('closed')
     },
   }
   return session
+}
+
+function writerInDoubt(sessionId: string): HarnessError {
+  return new HarnessError(
+    'STORE_UNAVAILABLE',
+    `Session ${JSON.stringify(sessionId)}: the outcome of an earlier write is still unknown and the store cannot be read back, so this host does not act on what it remembers. Try again when the store answers, or close the session (its wakeup stays, so a worker finishes it).`,
+  )
 }
 
 function toMessages(input: TurnInput): LoggedMessage[] {
