@@ -10,7 +10,7 @@ import type { Harness } from './harness.js'
 import { applyEntry, readAndFold, type SessionState } from './session-fold.js'
 import { openSession, type Session, sessionScanner } from './session.js'
 import { durableNow, type GuardedStore, guardStore } from './store-boundary.js'
-import { type RuntimeTimings, resolveTimings, type TimingOptions } from './timings.js'
+import { resolveTimings, type TimingOptions } from './timings.js'
 
 export interface HostOptions extends TimingOptions {
   store: HarnessStore
@@ -224,7 +224,15 @@ function assertMadeBy(sessionId: string, state: SessionState, harness: Harness):
 
 /** Folds what landed after `state` was read (between the read and the lease). */
 async function catchUp(store: GuardedStore, sessionId: string, state: SessionState): Promise<void> {
-  await forEachPage(store, sessionId, 1000, (page) => page.forEach((entry) => applyEntry(state, entry)), state.nextSeq - 1)
+  await forEachPage(
+    store,
+    sessionId,
+    1000,
+    (page) => {
+      for (const entry of page) applyEntry(state, entry)
+    },
+    state.nextSeq - 1,
+  )
 }
 
 /**
