@@ -12,7 +12,7 @@ import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { SessionWriter } from './session-writer.js'
 import type { GuardedStore } from './store-boundary.js'
-import type { RuntimeTimings } from './timings.js'
+import { after, type RuntimeTimings } from './timings.js'
 import { TurnRun } from './turn-run.js'
 import { runTurn } from './turn-runner.js'
 import { WakeupPolicy } from './wakeup-policy.js'
@@ -153,8 +153,25 @@ export async function openSession(args: SessionArgs): Promise<Session> {
 
   const letGo = async (next: 'parked' | 'closed') => {
     phase = { name: next }
-    await lease.release()
+    const released = lease.release()
+    // Nothing queued may write after the lease is gone (a batch in doubt is left to the next host).
+    writer.stop(new HarnessError('LEASE_LOST', `Session ${JSON.stringify(sessionId)} was let go by this host; open it again to drive it.`))
+    await released
     args.onClosed()
+  }
+
+  /** Whether the log's state is known, waiting at most stopTimeoutMs behind a write in flight. */
+  const settled = async () => {
+    if (writer.stopped) return false
+    let cancel = () => {}
+    const known = await Promise.race([
+      writer.settle().catch(() => false),
+      new Promise<boolean>((resolve) => {
+        cancel = after(timings.stopTimeoutMs, () => resolve(false))
+      }),
+    ])
+    cancel()
+    return known
   }
 
   /** After a run: where the wakeup goes, and whether the host lets the session go. */
@@ -281,8 +298,10 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       let failure: unknown
       if (!writer.stopped && phase.name !== 'parked') {
         try {
-          const known = await writer.settle().catch(() => false)
-          if (!known || state.openTurn) {
+          const known = await settled()
+          if (writer.stopped) {
+            // Another writer got there: nothing more from this host.
+          } else if (!known || state.openTurn) {
             await lease.confirm()
             await wakeups.dueNow()
           }
@@ -301,8 +320,8 @@ export async function openSession(args: SessionArgs): Promise<Session> {
       await stopRun('was closed')
       if (!writer.stopped && phase.name !== 'parked') {
         // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
-        const known = await writer.settle().catch(() => false)
-        await wakeups.letGo(known, { wakeParent: args.wakeParentWhenIdle }).catch(() => {})
+        const known = await settled()
+        if (!writer.stopped) await wakeups.letGo(known, { wakeParent: args.wakeParentWhenIdle }).catch(() => {})
       }
       await letGo('closed')
     },
