@@ -7,13 +7,14 @@ import { wakeupCases } from './cases/wakeup-cases.js'
 import { durableCases } from './durable/durable-cases.js'
 import { waitCases } from './durable/wait-cases.js'
 import { agentCases } from './durable/agent-cases.js'
+import { faultCases } from './durable/fault-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
 /** The cases of the store contract itself: log, leases, wakeups. */
 export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
 
 /** The durable semantics of the seed page, proved on top of the store. */
-export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases, ...agentCases]
+export const durableSemanticsCases: readonly ConformanceCase[] = [...durableCases, ...waitCases, ...agentCases, ...faultCases]
 
 /** Every case of the suite: the store cases, then the durable semantics on top of the store. */
 export function allCases(): readonly ConformanceCase[] {
