@@ -28,7 +28,12 @@ function asker(): Harness {
 }
 
 /** A host on a fresh store instance of the case (another "process"), with the fault wrapper around it. */
-async function faultyProcess(context: CaseContext, harness: Harness, hostId: string, timings: { storeTimeoutMs?: number; stopTimeoutMs?: number } = {}) {
+async function faultyProcess(
+  context: CaseContext,
+  harness: Harness,
+  hostId: string,
+  timings: { storeTimeoutMs?: number; stopTimeoutMs?: number } = {},
+) {
   const store = faultyStore(await context.openStore())
   const host = createHost({ store, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId, ...timings })
   return { store, host }
@@ -66,7 +71,8 @@ export const faultCases = [
   }),
   defineCase({
     id: 'fault.store-call-never-answers',
-    title: 'a store call that never answers (after the write ran) fails the turn within the deadline; close returns, the wakeup stays, a worker finishes the turn',
+    title:
+      'a store call that never answers (after the write ran) fails the turn within the deadline; close returns, the wakeup stays, a worker finishes the turn',
     requires: needs,
     async run(context) {
       const proc = await faultyProcess(context, chat(), 'host', { storeTimeoutMs: 1_000, stopTimeoutMs: 1_000 })

@@ -73,6 +73,8 @@ interface Pair {
   cutNextReply: boolean
   /** Forwarding order when a rule delays. */
   queue: Promise<void>
+  /** Requests waiting in `queue`: later ones wait behind them. */
+  delayed: number
 }
 
 interface ActiveRule {
@@ -128,6 +130,7 @@ export async function startFaultProxy(options: { target: { host?: string; port: 
       muted: false,
       cutNextReply: false,
       queue: Promise.resolve(),
+      delayed: 0,
     }
     pairs.add(pair)
     client.on('error', () => destroy(pair, false))
@@ -152,9 +155,17 @@ export async function startFaultProxy(options: { target: { host?: string; port: 
       if (action === 'cut-reply') pair.cutNextReply = true
       if (action === 'hang-reply') pair.muted = true
       const delayMs = typeof action === 'object' ? action.delayMs : 0
+      if (delayMs === 0 && pair.delayed === 0) {
+        // At once, so a fault that follows this request (a partition on its hit) cannot overtake it.
+        upstream.write(chunk)
+        return
+      }
+      pair.delayed++
       pair.queue = pair.queue.then(async () => {
         if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+        pair.delayed--
         if (!upstream.destroyed && !pair.dead && !partitioned) upstream.write(chunk)
+        else pair.dropped = true
       })
     })
     upstream.on('data', (chunk: Buffer) => {

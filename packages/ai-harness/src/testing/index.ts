@@ -21,3 +21,4 @@ export {
   type InjectedFault,
 } from './faulty-store.js'
 export { startFaultProxy, type FaultProxy, type ProxyAction, type ProxyRule, type ProxyRuleHandle } from './fault-proxy.js'
+export { networkFaultScenarios, type NetworkFaultScenario, type NetworkFaultTarget } from './network-fault-scenarios.js'
