@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { systemClock } from '../contract/clock.js'
-import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { assertLogId } from '../contract/prepare-batch.js'
-import { forEachPage } from '../contract/read-all.js'
-import type { Clock, HarnessStore, Lease, StoreLimits } from '../contract/types.js'
-import { agentMetaOf, childSessionId } from './agent-tool.js'
+import type { Clock, HarnessStore } from '../contract/types.js'
 import { answerQuestion } from './answer-question.js'
+import { deleteSessionTree } from './delete-session.js'
 import type { Harness } from './harness.js'
-import { applyEntry, readAndFold, type SessionState } from './session-fold.js'
-import { openSession, type Session, sessionScanner } from './session.js'
-import { durableNow, type GuardedStore, guardStore } from './store-boundary.js'
+import { type HostContext, openOnHost } from './host-open.js'
+import type { Session } from './session.js'
+import { type GuardedStore, guardStore } from './store-boundary.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
 
 export interface HostOptions extends TimingOptions {
@@ -97,83 +95,10 @@ export function createHostInternals(options: HostOptions): HostInternals {
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
   const open = new Set<Session>()
 
-  const pick = (wanted: string | Harness | undefined, madeBy: string | undefined): Harness => {
-    if (typeof wanted === 'object') return wanted
-    const name = wanted ?? madeBy
-    if (name === undefined) {
-      if (harnesses.length === 1) return harnesses[0]!
-      throw new HarnessError('INVALID_ARGUMENT', `This host runs ${harnesses.length} harnesses; say which: host.open({ harness: 'name' }).`)
-    }
-    const found = harnesses.find((h) => h.name === name)
-    if (!found)
-      throw new HarnessError(
-        'INVALID_ARGUMENT',
-        `This host has no harness named ${JSON.stringify(name)}; pass it in createHost({ harnesses }).`,
-      )
-    return found
-  }
-
-  const openWith = async (request: {
-    sessionId: string
-    harness?: string | Harness
-    secrets?: Record<string, string>
-    parent: { sessionId: string; toolCallId: string } | null
-    resumeOnly: boolean
-  }): Promise<Session | undefined> => {
-    const { sessionId } = request
-    // Everything that can refuse the open is checked before the lease: a refused open writes nothing.
-    assertLogId(sessionId, store.limits)
-    const scanner = sessionScanner(request.secrets ?? {})
-    const state = await readAndFold(store, sessionId)
-    if (request.resumeOnly && state.nextSeq === 1) return forgetEmpty(store, sessionId, clock)
-    const harness = pick(request.harness, state.harness)
-    assertMadeBy(sessionId, state, harness)
-    let lease: Lease | undefined
-    if (store.leases) lease = await store.leases.acquire(sessionId, owner, timings.leaseMs)
-    try {
-      await catchUp(store, sessionId, state)
-      assertMadeBy(sessionId, state, harness)
-      if (request.resumeOnly && state.nextSeq === 1) {
-        if (lease) await store.leases?.release(lease).catch(() => {})
-        return forgetEmpty(store, sessionId, clock)
-      }
-      const session = await openSession({
-        store,
-        harness,
-        sessionId,
-        state,
-        scanner,
-        secrets: request.secrets ?? {},
-        clock,
-        lease,
-        timings,
-        parent: request.parent,
-        hostId,
-        wakeParentWhenIdle: request.resumeOnly,
-        onClosed: () => open.delete(session),
-        // A child agent's session runs on this host (same store, clock and lease owner), so the same process can continue it.
-        openChild: async (child, childId, parent) =>
-          (await openWith({ sessionId: childId, harness: child, parent, secrets: request.secrets, resumeOnly: false }))!,
-      })
-      return session
-    } catch (error) {
-      if (lease) await store.leases?.release(lease).catch(() => {})
-      throw error
-    }
-  }
-
+  const context: HostContext = { store, harnesses, hostId, owner, clock, timings, onClosed: (session) => open.delete(session) }
   const track = (session: Session | undefined) => {
     if (session) open.add(session)
     return session
-  }
-
-  const deleteTree = async (sessionId: string, state: SessionState): Promise<void> => {
-    // Children first: if this fails halfway, the parent's log still names them for a second try.
-    for (const childId of agentChildren(sessionId, state, harnesses, store.limits)) {
-      const childState = await readAndFold(store, childId)
-      if (childState.nextSeq > 1) await deleteTree(childId, childState)
-    }
-    await store.delete(sessionId)
   }
 
   const host: Host = {
@@ -183,7 +108,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
     leaseMs: timings.leaseMs,
     harnesses,
     async open(openOptions = {}) {
-      const session = await openWith({
+      const session = await openOnHost(context, {
         sessionId: openOptions.sessionId ?? randomUUID(),
         harness: openOptions.harness,
         secrets: openOptions.secrets,
@@ -197,7 +122,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
       assertLogId(sessionId, store.limits)
       const local = [...open].filter((s) => s.id === sessionId || s.id.startsWith(`${sessionId}/agent/`))
       await Promise.all(local.map((s) => s.close()))
-      await deleteTree(sessionId, await readAndFold(store, sessionId))
+      await deleteSessionTree(store, harnesses, sessionId)
     },
     async shutdown() {
       const results = await Promise.allSettled([...open].map((session) => session.handOff()))
@@ -208,59 +133,6 @@ export function createHostInternals(options: HostOptions): HostInternals {
   return {
     host,
     store,
-    resume: async (sessionId) => track(await openWith({ sessionId, parent: null, resumeOnly: true })),
+    resume: async (sessionId) => track(await openOnHost(context, { sessionId, parent: null, resumeOnly: true })),
   }
-}
-
-/** A session opens only with the harness that made it. */
-function assertMadeBy(sessionId: string, state: SessionState, harness: Harness): void {
-  if (state.harness !== undefined && state.harness !== harness.name) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}; open it with that harness.`,
-    )
-  }
-}
-
-/** Folds what landed after `state` was read (between the read and the lease). */
-async function catchUp(store: GuardedStore, sessionId: string, state: SessionState): Promise<void> {
-  await forEachPage(
-    store,
-    sessionId,
-    1000,
-    (page) => {
-      for (const entry of page) applyEntry(state, entry)
-    },
-    state.nextSeq - 1,
-  )
-}
-
-/**
- * A wakeup of a session without a log (deleted, or never written): remove it and create
- * nothing. A session written meanwhile is made due again, so its wakeup is not lost.
- */
-async function forgetEmpty(store: GuardedStore, sessionId: string, clock: Clock): Promise<undefined> {
-  if (!store.wakeups) return undefined
-  await store.wakeups.cancel(sessionId)
-  if ((await store.read(sessionId, { limit: 1 })).length > 0) await store.wakeups.schedule(sessionId, await durableNow(store, clock))
-  return undefined
-}
-
-/** The sessions of a session's agent-tool calls (every call's, when the harness is not known here). */
-function agentChildren(sessionId: string, state: SessionState, harnesses: readonly Harness[], limits: StoreLimits): string[] {
-  const harness = harnesses.find((h) => h.name === state.harness)
-  const ids: string[] = []
-  for (const [callId, call] of state.toolCalls) {
-    if (harness && !agentMetaOf(harness.toolNamed(call.name))) continue
-    ids.push(childSessionId(sessionId, callId))
-  }
-  return ids.filter((id) => {
-    try {
-      assertLogId(id, limits)
-      return true
-    } catch (error) {
-      if (isHarnessError(error, 'INVALID_ARGUMENT')) return false
-      throw error
-    }
-  })
 }
