@@ -110,6 +110,7 @@ export class LiveSession implements Session {
   }
 
   async cancel(reason = 'cancelled by the user'): Promise<void> {
+    this.#assertHeld()
     await this.#stopRun('was cancelled')
     if (this.#writer.stopped) throw this.#writer.stopped
     if (!(await this.#writer.settle())) throw inDoubt(this.id)
@@ -162,8 +163,8 @@ export class LiveSession implements Session {
     return this.#phase.name === 'running' ? this.#phase.run : undefined
   }
 
-  /** Refuses to drive a session this object let go, one whose writer stopped, or one already running. */
-  #assertMayDrive(): void {
+  /** Refuses to act for a session this object let go. */
+  #assertHeld(): void {
     const { name } = this.#phase
     if (name === 'parked' || name === 'closed')
       throw new HarnessError(
@@ -172,8 +173,13 @@ export class LiveSession implements Session {
           ? 'This session parked and let its lease go (it waits for a wake time or an answer); open it again with host.open({ sessionId }) to drive it.'
           : 'This session is closed; open it again with host.open({ sessionId }).',
       )
+  }
+
+  /** Refuses to drive a session this object let go, one whose writer stopped, or one already running. */
+  #assertMayDrive(): void {
+    this.#assertHeld()
     if (this.#writer.stopped) throw this.#writer.stopped
-    if (name === 'running')
+    if (this.#phase.name === 'running')
       throw new HarnessError('SESSION_BUSY', 'A turn of this session is still running; wait for its stream to end before sending again.')
   }
 

@@ -83,6 +83,12 @@ export function createWorker(options: WorkerOptions): Worker {
       result.idle.push(sessionId)
       return
     }
+    if (stopping) {
+      // Opened while the worker was stopping: give it back at once, due for another worker.
+      await session.handOff().catch(() => {})
+      result.busy.push(sessionId)
+      return
+    }
     try {
       if (!session.needsRecovery) {
         result.idle.push(sessionId)

@@ -1,5 +1,5 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createWorker, defineHarness, durableTool, type HarnessStore, LeaseLostError, type Lease } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, type HarnessStore, LeaseLostError, type Lease } from '@tanstack/ai-harness'
 import { appendOf, createManualClock, scriptedText } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
@@ -113,7 +113,6 @@ describe('times from the store’s clock', () => {
         }),
       ],
     })
-    const { createHost } = await import('@tanstack/ai-harness')
     const host = createHost({ store: withClock(), harnesses: sleeper, clock: storeClock, leaseMs: LEASE_MS })
     await drain((await host.open({ sessionId: 's' })).send('sleep'))
     storeClock.advance(HOUR + 1)
@@ -122,5 +121,55 @@ describe('times from the store’s clock', () => {
     const worker = createWorker({ store: withClock(), harnesses: sleeper, clock: behind, leaseMs: LEASE_MS })
     await worker.poll()
     expect(recordsOf(await memoryStore({ data }).read('s'), 'harness.turn.resumed')).toHaveLength(1)
+  })
+})
+
+describe('hosts whose clocks disagree (a store without a clock of its own)', () => {
+  /** Two hosts on one data set, each reading time from its own clock, as on DynamoDB or S3. */
+  function skewedHosts(skewMs: number) {
+    const data = createMemoryData()
+    const clockA = createManualClock()
+    const clockB = createManualClock(clockA.now() + skewMs)
+    const started = [gate(), gate()]
+    const release = gate<string>()
+    let runs = 0
+    const { harness } = stepHarness(() => {
+      started[runs++]?.open()
+      return release.promise
+    })
+    const hostOn = (clock: ReturnType<typeof createManualClock>, hostId: string) =>
+      createHost({ store: memoryStore({ data, clock }), harnesses: harness, clock, leaseMs: LEASE_MS, hostId })
+    return { data, a: hostOn(clockA, 'a'), b: hostOn(clockB, 'b'), started, release }
+  }
+
+  it('a skew under the lease length: the other host cannot take a lease that is live by its holder’s clock', async () => {
+    const { a, b, started, release } = skewedHosts(LEASE_MS / 2)
+    const session = await a.open({ sessionId: 's' })
+    const running = drain(session.send('work'))
+    await started[0]!.promise
+    expect(await codeOf(() => b.open({ sessionId: 's' }))).toBe('LEASE_HELD')
+    release.open('done')
+    await running
+  })
+
+  it('a skew of three lease lengths: the other host takes the session over, and the holder’s next write is refused: one driver per stretch of the log', async () => {
+    const { data, a, b, started, release } = skewedHosts(3 * LEASE_MS)
+    const session = await a.open({ sessionId: 's' })
+    const running = drain(session.send('work')).catch((error: { code?: string }) => error.code)
+    await started[0]!.promise
+    const taken = await b.open({ sessionId: 's' })
+    const resumed = drain(taken.resume())
+    await started[1]!.promise
+    release.open('late')
+    await resumed
+    expect(['LOG_CONFLICT', 'LEASE_LOST']).toContain(await running)
+    const entries = await memoryStore({ data }).read('s')
+    const drivers = entries.filter((e) => e.record.type === 'harness.turn.started' || e.record.type === 'harness.turn.resumed')
+    expect(drivers.map((e) => [e.record.host, e.record.fence])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ])
+    expect(recordsOf(entries, 'harness.step')).toHaveLength(1)
+    expect(recordsOf(entries, 'harness.turn.finished')).toHaveLength(1)
   })
 })
