@@ -12,7 +12,7 @@ import {
   type WorkerOptions,
 } from '@tanstack/ai-harness'
 import { createManualClock, type FaultyStore, faultyStore, type ManualClock, scriptedText } from '@tanstack/ai-harness/testing'
-import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
+import { createMemoryData, type MemoryData, type MemoryStoreOptions, memoryStore } from '@tanstack/ai-harness-memory'
 import { z } from 'zod'
 import { LEASE_MS } from './harness.js'
 
@@ -35,7 +35,7 @@ export interface FaultWorld {
   traces(logId: string): { log: boolean; lease: boolean; wakeup: number | undefined }
 }
 
-export function faultWorld(options: { limits?: Parameters<typeof memoryStore>[0]['limits'] } = {}): FaultWorld {
+export function faultWorld(options: { limits?: MemoryStoreOptions['limits'] } = {}): FaultWorld {
   const data = createMemoryData()
   const clock = createManualClock()
   const direct = memoryStore({ data, clock, limits: options.limits })
