@@ -28,40 +28,45 @@ export function isOutcomeUnknown(error: unknown): boolean {
   return !isHarnessError(error) || error.code === 'STORE_UNAVAILABLE'
 }
 
-export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): GuardedStore {
-  if ((store as Partial<GuardedStore>).inFlightSince && (store as GuardedStore).inner) return store as GuardedStore
-  const { clock, timeoutMs } = options
-  const waiting = new Map<string, Map<symbol, number>>()
+/** Store calls with a deadline, and the calls each session still waits for. */
+class DeadlineCalls {
+  /** Start times (clock ms) of the calls in flight, by session. */
+  readonly #waiting = new Map<string, Map<symbol, number>>()
 
-  const call = <T>(what: string, logId: string | undefined, run: () => Promise<T>, checkId = false): Promise<T> => {
-    if (checkId) {
-      try {
-        assertLogId(logId, store.limits)
-      } catch (error) {
-        return Promise.reject(error)
-      }
+  constructor(
+    private readonly store: HarnessStore,
+    private readonly options: StoreBoundaryOptions,
+  ) {}
+
+  inFlightSince(logId: string): number | undefined {
+    const calls = this.#waiting.get(logId)
+    return calls ? Math.min(...calls.values()) : undefined
+  }
+
+  /** Runs `run` as the store call `what`: typed errors, and `STORE_UNAVAILABLE` at the deadline. */
+  call<T>(what: string, logId: string | undefined, run: () => Promise<T>, checkId = false): Promise<T> {
+    try {
+      if (checkId) assertLogId(logId, this.store.limits)
+    } catch (error) {
+      return Promise.reject(error)
     }
-    const token = Symbol(what)
-    const calls = logId === undefined ? undefined : (waiting.get(logId) ?? new Map<symbol, number>())
-    if (calls && logId !== undefined) {
-      calls.set(token, clock.now())
-      waiting.set(logId, calls)
-    }
-    const done = () => {
-      if (!calls || logId === undefined) return
-      calls.delete(token)
-      if (calls.size === 0) waiting.delete(logId)
-    }
+    const done = this.#track(what, logId)
+    const { timeoutMs } = this.options
     return new Promise<T>((resolve, reject) => {
       const cancelTimer = after(timeoutMs, () => {
         done()
         reject(
           new HarnessError(
             'STORE_UNAVAILABLE',
-            `The store did not answer ${what}${logId === undefined ? '' : ` for session ${JSON.stringify(logId)}`} within ${timeoutMs} ms (the host's storeTimeoutMs); its outcome is unknown. Check the store's connection; the session is resumed from its log once the store answers.`,
+            `The store did not answer ${what}${about(logId)} within ${timeoutMs} ms (the host's storeTimeoutMs); its outcome is unknown. Check the store's connection; the session is resumed from its log once the store answers.`,
           ),
         )
       })
+      const settle = (outcome: () => void) => {
+        cancelTimer()
+        done()
+        outcome()
+      }
       let started: Promise<T>
       try {
         started = run()
@@ -69,19 +74,32 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
         started = Promise.reject(error)
       }
       started.then(
-        (value) => {
-          cancelTimer()
-          done()
-          resolve(value)
-        },
-        (error: unknown) => {
-          cancelTimer()
-          done()
-          reject(typed(error, what, logId))
-        },
+        (value) => settle(() => resolve(value)),
+        (error: unknown) => settle(() => reject(typed(error, what, logId))),
       )
     })
   }
+
+  /** Records a call in flight; returns what ends it. */
+  #track(what: string, logId: string | undefined): () => void {
+    if (logId === undefined) return () => {}
+    const token = Symbol(what)
+    const calls = this.#waiting.get(logId) ?? new Map<symbol, number>()
+    calls.set(token, this.options.clock.now())
+    this.#waiting.set(logId, calls)
+    return () => {
+      calls.delete(token)
+      if (calls.size === 0 && this.#waiting.get(logId) === calls) this.#waiting.delete(logId)
+    }
+  }
+}
+
+const about = (logId: string | undefined) => (logId === undefined ? '' : ` for session ${JSON.stringify(logId)}`)
+
+export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): GuardedStore {
+  if ((store as Partial<GuardedStore>).inFlightSince && (store as GuardedStore).inner) return store as GuardedStore
+  const calls = new DeadlineCalls(store, options)
+  const call = <T>(what: string, logId: string | undefined, run: () => Promise<T>, checkId = false) => calls.call(what, logId, run, checkId)
 
   const leases: LeaseStore | undefined = store.leases && {
     acquire: (logId, owner, ttlMs) => call('leases.acquire', logId, () => store.leases!.acquire(logId, owner, ttlMs), true),
@@ -99,11 +117,7 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
     limits: store.limits,
     leases,
     wakeups,
-    inFlightSince(logId) {
-      const calls = waiting.get(logId)
-      if (!calls) return undefined
-      return Math.min(...calls.values())
-    },
+    inFlightSince: (logId) => calls.inFlightSince(logId),
     append: (logId, expectedSeq, records, appendOptions) =>
       call('append', logId, () => store.append(logId, expectedSeq, records, appendOptions), true),
     read: (logId, readOptions) => call('read', logId, () => store.read(logId, readOptions), true),
@@ -120,7 +134,7 @@ function typed(error: unknown, what: string, logId: string | undefined): unknown
   const detail = error instanceof Error ? error.message : String(error)
   return new HarnessError(
     'STORE_UNAVAILABLE',
-    `The store failed during ${what}${logId === undefined ? '' : ` for session ${JSON.stringify(logId)}`} (${detail}); for a write, nobody knows whether it happened. Check that the store is reachable; the session is resumed from its log.`,
+    `The store failed during ${what}${about(logId)} (${detail}); for a write, nobody knows whether it happened. Check that the store is reachable; the session is resumed from its log.`,
     { cause: error },
   )
 }

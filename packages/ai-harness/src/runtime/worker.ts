@@ -3,7 +3,7 @@ import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
 import type { Harness } from './harness.js'
-import { createHostInternals } from './host.js'
+import { createHostInternals, type HostInternals } from './host.js'
 import type { Session } from './session.js'
 import type { TimingOptions } from './timings.js'
 
@@ -64,50 +64,12 @@ export function createWorker(options: WorkerOptions): Worker {
   let current: Promise<unknown> = Promise.resolve()
   let stopping = false
 
-  const drive = async (sessionId: string, result: { resumed: string[]; busy: string[]; idle: string[]; failed: string[] }) => {
-    if (stopping) return
-    let session: Session | undefined
-    try {
-      // A worker never creates a session: a wakeup of a session without a log is removed, nothing written.
-      session = await resume(sessionId)
-    } catch (error) {
-      if (isHarnessError(error, 'LEASE_HELD')) {
-        result.busy.push(sessionId)
-        return
-      }
-      result.failed.push(sessionId)
-      options.onError?.(sessionId, error)
-      return
-    }
-    if (!session) {
-      result.idle.push(sessionId)
-      return
-    }
-    if (stopping) {
-      // Opened while the worker was stopping: give it back at once, due for another worker.
-      await session.handOff().catch(() => {})
-      result.busy.push(sessionId)
-      return
-    }
-    try {
-      if (!session.needsRecovery) {
-        result.idle.push(sessionId)
-        return
-      }
-      for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
-      result.resumed.push(sessionId)
-    } catch (error) {
-      result.failed.push(sessionId)
-      options.onError?.(sessionId, error)
-    } finally {
-      await session.close().catch(() => {})
-    }
-  }
+  const drive = (sessionId: string, result: PollResult) => driveSession({ resume, options, stopping: () => stopping }, sessionId, result)
 
   const worker: Worker = {
     workerId,
     async poll() {
-      const result = { resumed: [] as string[], busy: [] as string[], idle: [] as string[], failed: [] as string[] }
+      const result: PollResult = { resumed: [], busy: [], idle: [], failed: [] }
       const claimed = await wakeups.claim(batchSize, holdMs)
       await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
       return result
@@ -135,4 +97,50 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   }
   return worker
+}
+
+/** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
+async function driveSession(
+  worker: { resume: HostInternals['resume']; options: WorkerOptions; stopping: () => boolean },
+  sessionId: string,
+  result: PollResult,
+): Promise<void> {
+  const { options } = worker
+  if (worker.stopping()) return
+  let session: Session | undefined
+  try {
+    // A worker never creates a session: a wakeup of a session without a log is removed, nothing written.
+    session = await worker.resume(sessionId)
+  } catch (error) {
+    if (isHarnessError(error, 'LEASE_HELD')) {
+      result.busy.push(sessionId)
+      return
+    }
+    result.failed.push(sessionId)
+    options.onError?.(sessionId, error)
+    return
+  }
+  if (!session) {
+    result.idle.push(sessionId)
+    return
+  }
+  if (worker.stopping()) {
+    // Opened while the worker was stopping: give it back at once, due for another worker.
+    await session.handOff().catch(() => {})
+    result.busy.push(sessionId)
+    return
+  }
+  try {
+    if (!session.needsRecovery) {
+      result.idle.push(sessionId)
+      return
+    }
+    for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
+    result.resumed.push(sessionId)
+  } catch (error) {
+    result.failed.push(sessionId)
+    options.onError?.(sessionId, error)
+  } finally {
+    await session.close().catch(() => {})
+  }
 }

@@ -1,4 +1,5 @@
-import { type AddressInfo, createServer, type Socket, connect } from 'node:net'
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
+import { FaultRules } from './fault-rules.js'
 
 /**
  * What the proxy does to a request it matched.
@@ -58,168 +59,144 @@ export interface FaultProxy {
   close(): Promise<void>
 }
 
-interface Pair {
-  readonly client: Socket
-  readonly server: Socket
-  /** Recent client bytes, to find a pattern that spans packets. */
-  window: Buffer
-  /** Drop both ways, keep the sockets open. */
-  dead: boolean
-  /** Some bytes were dropped: the protocol on this connection is out of step. */
-  dropped: boolean
-  /** Drop what the server sends. */
-  muted: boolean
-  /** Reset the client at the server's next bytes. */
-  cutNextReply: boolean
-  /** Forwarding order when a rule delays. */
-  queue: Promise<void>
-  /** Requests waiting in `queue`: later ones wait behind them. */
-  delayed: number
-}
-
-interface ActiveRule {
-  readonly rule: ProxyRule
-  left: number
-  hits: number
-  onHit: () => void
-}
-
 const WINDOW_BYTES = 4096
+
+/** Whether the bytes a client sent match a rule's `when`. */
+const sentMatches = (when: ProxyRule['when']) => (sent: Buffer) => {
+  if (when === undefined) return true
+  if (typeof when === 'function') return when(sent)
+  return sent.includes(typeof when === 'string' ? Buffer.from(when) : Buffer.from(when))
+}
+
+/** The state the proxy shares with every connection. */
+interface ProxyState {
+  readonly rules: FaultRules<ProxyRule, Buffer>
+  readonly links: Set<Link>
+  partitioned: boolean
+}
+
+/** One client connection and its connection to the server. */
+class Link {
+  /** Recent client bytes, to find a pattern that spans packets. */
+  #window = Buffer.alloc(0)
+  /** Drop both ways, keep the sockets open. */
+  #dead = false
+  /** Some bytes were dropped: the protocol on this connection is out of step. */
+  dropped = false
+  /** Drop what the server sends. */
+  #muted = false
+  /** Reset the client at the server's next bytes. */
+  #cutNextReply = false
+  /** Forwarding order when a rule delays; requests waiting in it. */
+  #queue: Promise<void> = Promise.resolve()
+  #delayed = 0
+
+  constructor(
+    private readonly client: Socket,
+    private readonly server: Socket,
+    private readonly proxy: ProxyState,
+  ) {
+    proxy.links.add(this)
+    for (const socket of [client, server]) {
+      socket.on('error', () => this.destroy(false))
+      socket.on('close', () => this.destroy(false))
+    }
+    client.on('data', (chunk: Buffer) => this.#fromClient(chunk))
+    server.on('data', (chunk: Buffer) => this.#fromServer(chunk))
+  }
+
+  destroy(reset: boolean): void {
+    for (const socket of [this.client, this.server]) {
+      if (reset && !socket.destroyed) socket.resetAndDestroy()
+      else socket.destroy()
+    }
+    this.proxy.links.delete(this)
+  }
+
+  #fromClient(chunk: Buffer): void {
+    if (this.proxy.partitioned || this.#dead) {
+      this.dropped = true
+      return
+    }
+    const seen = Buffer.concat([this.#window, chunk])
+    this.#window = seen.subarray(Math.max(0, seen.length - WINDOW_BYTES))
+    const action = this.proxy.rules.take(seen)?.action
+    if (action !== undefined) this.#window = Buffer.alloc(0)
+    if (action === 'reset') {
+      this.destroy(true)
+      return
+    }
+    if (action === 'blackhole') {
+      this.#dead = true
+      this.dropped = true
+      return
+    }
+    if (action === 'cut-reply') this.#cutNextReply = true
+    if (action === 'hang-reply') this.#muted = true
+    const delayMs = typeof action === 'object' ? action.delayMs : 0
+    if (delayMs === 0 && this.#delayed === 0) {
+      // At once, so a fault that follows this request (a partition on its hit) cannot overtake it.
+      this.server.write(chunk)
+      return
+    }
+    this.#delayed++
+    this.#queue = this.#queue.then(async () => {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+      this.#delayed--
+      if (!this.server.destroyed && !this.#dead && !this.proxy.partitioned) this.server.write(chunk)
+      else this.dropped = true
+    })
+  }
+
+  #fromServer(chunk: Buffer): void {
+    if (this.proxy.partitioned || this.#dead || this.#muted) {
+      this.dropped = true
+      return
+    }
+    if (this.#cutNextReply) this.destroy(true)
+    else this.client.write(chunk)
+  }
+}
 
 export async function startFaultProxy(options: { target: { host?: string; port: number }; host?: string }): Promise<FaultProxy> {
   const targetHost = options.target.host ?? '127.0.0.1'
-  const rules: ActiveRule[] = []
-  const pairs = new Set<Pair>()
-  let partitioned = false
-
-  const destroy = (pair: Pair, reset: boolean) => {
-    if (reset && !pair.client.destroyed) pair.client.resetAndDestroy()
-    else pair.client.destroy()
-    if (reset && !pair.server.destroyed) pair.server.resetAndDestroy()
-    else pair.server.destroy()
-    pairs.delete(pair)
-  }
-
-  const ruleFor = (sent: Buffer): ActiveRule | undefined => {
-    for (const active of rules) {
-      if (active.left <= 0) continue
-      const { when } = active.rule
-      const hit =
-        when === undefined
-          ? true
-          : typeof when === 'function'
-            ? when(sent)
-            : sent.includes(typeof when === 'string' ? Buffer.from(when) : Buffer.from(when))
-      if (!hit) continue
-      active.left--
-      active.hits++
-      active.onHit()
-      return active
-    }
-    return undefined
-  }
-
-  const server = createServer((client) => {
-    const upstream = connect({ host: targetHost, port: options.target.port })
-    const pair: Pair = {
-      client,
-      server: upstream,
-      window: Buffer.alloc(0),
-      dead: false,
-      dropped: false,
-      muted: false,
-      cutNextReply: false,
-      queue: Promise.resolve(),
-      delayed: 0,
-    }
-    pairs.add(pair)
-    client.on('error', () => destroy(pair, false))
-    upstream.on('error', () => destroy(pair, false))
-    client.on('close', () => destroy(pair, false))
-    upstream.on('close', () => destroy(pair, false))
-    client.on('data', (chunk: Buffer) => {
-      if (partitioned || pair.dead) {
-        pair.dropped = true
-        return
-      }
-      const seen = Buffer.concat([pair.window, chunk])
-      pair.window = seen.subarray(Math.max(0, seen.length - WINDOW_BYTES))
-      const action = ruleFor(seen)?.rule.action
-      if (action !== undefined) pair.window = Buffer.alloc(0)
-      if (action === 'reset') return destroy(pair, true)
-      if (action === 'blackhole') {
-        pair.dead = true
-        pair.dropped = true
-        return
-      }
-      if (action === 'cut-reply') pair.cutNextReply = true
-      if (action === 'hang-reply') pair.muted = true
-      const delayMs = typeof action === 'object' ? action.delayMs : 0
-      if (delayMs === 0 && pair.delayed === 0) {
-        // At once, so a fault that follows this request (a partition on its hit) cannot overtake it.
-        upstream.write(chunk)
-        return
-      }
-      pair.delayed++
-      pair.queue = pair.queue.then(async () => {
-        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
-        pair.delayed--
-        if (!upstream.destroyed && !pair.dead && !partitioned) upstream.write(chunk)
-        else pair.dropped = true
-      })
-    })
-    upstream.on('data', (chunk: Buffer) => {
-      if (partitioned || pair.dead || pair.muted) {
-        pair.dropped = true
-        return
-      }
-      if (pair.cutNextReply) return destroy(pair, true)
-      client.write(chunk)
-    })
-  })
+  const state: ProxyState = { rules: new FaultRules(), links: new Set(), partitioned: false }
+  const server = createServer((client) => new Link(client, connect({ host: targetHost, port: options.target.port }), state))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(0, options.host ?? '127.0.0.1', () => resolve())
   })
   const { address, port } = server.address() as AddressInfo
-
   return {
     host: address,
     port,
     address: `${address}:${port}`,
     rule(rule) {
-      let onHit = () => {}
-      const hit = new Promise<void>((resolve) => {
-        onHit = resolve
-      })
-      const active: ActiveRule = { rule, left: rule.times ?? 1, hits: 0, onHit: () => onHit() }
-      rules.push(active)
+      const handle = state.rules.add(rule, sentMatches(rule.when), rule)
       return {
         get hits() {
-          return active.hits
+          return handle.hits
         },
-        hit,
-        remove() {
-          active.left = 0
-        },
+        hit: handle.hit.then(() => {}),
+        remove: () => handle.remove(),
       }
     },
     blackholeAll() {
-      partitioned = true
+      state.partitioned = true
     },
     resetAll() {
-      for (const pair of [...pairs]) destroy(pair, true)
+      for (const link of [...state.links]) link.destroy(true)
     },
     heal() {
-      for (const active of rules) active.left = 0
-      partitioned = false
-      for (const pair of [...pairs]) if (pair.dropped) destroy(pair, true)
+      state.rules.clear()
+      state.partitioned = false
+      for (const link of [...state.links]) if (link.dropped) link.destroy(true)
     },
     get connections() {
-      return pairs.size
+      return state.links.size
     },
     async close() {
-      for (const pair of [...pairs]) destroy(pair, true)
+      for (const link of [...state.links]) link.destroy(true)
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }

@@ -1,4 +1,5 @@
 import type { AppendOptions, HarnessStore, Lease, LeaseStore, LogRecord, WakeupStore } from '../contract/types.js'
+import { FaultRules } from './fault-rules.js'
 
 /** Every call a store answers, by name. */
 export type StoreOperation =
@@ -86,45 +87,55 @@ export function appendOf(type: string): (call: StoreCall) => boolean {
   return (call) => call.op === 'append' && (call.args[2] as readonly LogRecord[]).some((r) => r.type === type)
 }
 
-interface ActiveRule {
-  readonly rule: FaultRule
-  skip: number
-  left: number
-  hits: number
-  removed: boolean
-  readonly held: Array<() => void>
-  resumed: boolean
-  onHit: (call: StoreCall) => void
-}
-
 const never = <T>() => new Promise<T>(() => {})
 
+/** A `stall` rule's calls, held until its `resume()`. */
+class Stall {
+  resumed = false
+  readonly #held: Array<() => void> = []
+  wait(): Promise<void> {
+    return this.resumed ? Promise.resolve() : new Promise((resolve) => this.#held.push(resolve))
+  }
+  resume(): void {
+    this.resumed = true
+    for (const release of this.#held.splice(0)) release()
+  }
+}
+
+type Outcome = 'ok' | 'error' | StoreFault['kind']
+
+/** Runs one call under its fault (or none). */
+async function underFault<R>(fault: StoreFault | undefined, stall: Stall | undefined, run: () => Promise<R>): Promise<R> {
+  switch (fault?.kind) {
+    case undefined:
+      return run()
+    case 'fail':
+      throw fault.error ?? connectionReset()
+    case 'lose-reply':
+      await run().catch(() => {})
+      throw fault.error ?? connectionReset('reply lost after the call ran')
+    case 'hang':
+      if (fault.run) await run().catch(() => {})
+      return never<R>()
+    case 'delay':
+      await new Promise((resolve) => setTimeout(resolve, fault.ms))
+      return run()
+    case 'stall':
+      await stall!.wait()
+      return run()
+  }
+}
+
+const matcher = (match: FaultRule['match']) => (call: StoreCall) => {
+  if (match === undefined) return true
+  if (typeof match === 'function') return match(call)
+  return typeof match === 'string' ? match === call.op : match.includes(call.op)
+}
+
 export function faultyStore(inner: HarnessStore): FaultyStore {
-  const rules: ActiveRule[] = []
-  const calls: Array<StoreCall & { outcome: 'ok' | 'error' | StoreFault['kind'] }> = []
+  const rules = new FaultRules<{ fault: StoreFault; stall: Stall | undefined }, StoreCall>()
+  const calls: Array<StoreCall & { outcome: Outcome }> = []
   let frozen: { release: () => void; thawed: Promise<void> } | undefined
-
-  const matches = (rule: FaultRule, call: StoreCall) => {
-    const m = rule.match
-    if (m === undefined) return true
-    if (typeof m === 'function') return m(call)
-    return typeof m === 'string' ? m === call.op : m.includes(call.op)
-  }
-
-  const ruleFor = (call: StoreCall): ActiveRule | undefined => {
-    for (const active of rules) {
-      if (active.removed || active.left <= 0 || !matches(active.rule, call)) continue
-      if (active.skip > 0) {
-        active.skip--
-        continue
-      }
-      active.left--
-      active.hits++
-      active.onHit(call)
-      return active
-    }
-    return undefined
-  }
 
   const wrap = <A extends unknown[], R>(
     op: StoreOperation,
@@ -132,33 +143,15 @@ export function faultyStore(inner: HarnessStore): FaultyStore {
     run: (...args: A) => Promise<R>,
   ) => {
     return async (...args: A): Promise<R> => {
-      const call = { op, logId: logIdOf(args[0]), args, outcome: 'ok' as 'ok' | 'error' | StoreFault['kind'] }
+      const call = { op, logId: logIdOf(args[0]), args, outcome: 'ok' as Outcome }
       calls.push(call)
       if (frozen) await frozen.thawed
-      const active = ruleFor(call)
-      const fault = active?.rule.fault
-      if (fault) call.outcome = fault.kind
+      const hit = rules.take(call)
+      if (hit) call.outcome = hit.fault.kind
       try {
-        switch (fault?.kind) {
-          case undefined:
-            return await run(...args)
-          case 'fail':
-            throw fault.error ?? connectionReset()
-          case 'lose-reply':
-            await run(...args).catch(() => {})
-            throw fault.error ?? connectionReset('reply lost after the call ran')
-          case 'hang':
-            if (fault.run) await run(...args).catch(() => {})
-            return await never<R>()
-          case 'delay':
-            await new Promise((resolve) => setTimeout(resolve, fault.ms))
-            return await run(...args)
-          case 'stall':
-            if (!active!.resumed) await new Promise<void>((resolve) => active!.held.push(resolve))
-            return await run(...args)
-        }
+        return await underFault(hit?.fault, hit?.stall, () => run(...args))
       } catch (error) {
-        if (!fault) call.outcome = 'error'
+        if (!hit) call.outcome = 'error'
         throw error
       }
     }
@@ -191,33 +184,15 @@ export function faultyStore(inner: HarnessStore): FaultyStore {
     delete: wrap('delete', byLogId, (logId: string) => inner.delete(logId)),
     close: () => inner.close?.() ?? Promise.resolve(),
     inject(rule) {
-      let onHit: (call: StoreCall) => void = () => {}
-      const hit = new Promise<StoreCall>((resolve) => {
-        onHit = resolve
-      })
-      const active: ActiveRule = {
-        rule,
-        skip: rule.skip ?? 0,
-        left: rule.times ?? 1,
-        hits: 0,
-        removed: false,
-        held: [],
-        resumed: false,
-        onHit: (call) => onHit(call),
-      }
-      rules.push(active)
+      const stall = rule.fault.kind === 'stall' ? new Stall() : undefined
+      const handle = rules.add({ fault: rule.fault, stall }, matcher(rule.match), rule)
       return {
         get hits() {
-          return active.hits
+          return handle.hits
         },
-        hit,
-        resume() {
-          active.resumed = true
-          for (const release of active.held.splice(0)) release()
-        },
-        remove() {
-          active.removed = true
-        },
+        hit: handle.hit,
+        resume: () => stall?.resume(),
+        remove: () => handle.remove(),
       }
     },
     freeze() {
@@ -233,7 +208,7 @@ export function faultyStore(inner: HarnessStore): FaultyStore {
       frozen = undefined
     },
     heal() {
-      for (const active of rules) active.removed = true
+      rules.clear()
       store.thaw()
     },
   }
