@@ -53,6 +53,22 @@ describe('stopping while a step function never returns', () => {
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
   })
 
+  it('a step that fails after its run was abandoned reaches nobody: no unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const { session, stream, release } = await stuckInAStep()
+      await within(5_000, session.close(), 'close')
+      await within(5_000, stream, 'the stream')
+      release.fail(new Error('the payment API timed out'))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
   it('session.handOff() returns, the turn stays open and is due at once', async () => {
     const { world, session, stream } = await stuckInAStep()
     await within(5_000, session.handOff(), 'handOff')
