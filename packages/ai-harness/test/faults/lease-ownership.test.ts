@@ -173,3 +173,37 @@ describe('hosts whose clocks disagree (a store without a clock of its own)', () 
     expect(recordsOf(entries, 'harness.turn.finished')).toHaveLength(1)
   })
 })
+
+describe('a frozen host (a paused process) that thaws after another host took over', () => {
+  it('writes nothing more: its held append meets the new driver’s seq and the host stops, wakeups untouched', async () => {
+    const world = faultWorld()
+    const started = [gate(), gate()]
+    const release = gate<string>()
+    let runs = 0
+    const { harness } = stepHarness(() => {
+      started[runs++]?.open()
+      return release.promise
+    })
+    const frozen = world.machine(harness, 'frozen')
+    const session = await frozen.host.open({ sessionId: 's' })
+    const running = drain(session.send('work')).catch((error: { code?: string }) => error.code)
+    await started[0]!.promise
+    frozen.store.freeze()
+    world.clock.advance(LEASE_MS)
+    const other = world.machine(harness, 'other')
+    const taken = await other.host.open({ sessionId: 's' })
+    const resumed = drain(taken.resume())
+    await started[1]!.promise
+    release.open('done')
+    await resumed
+    await taken.close()
+    const before = await world.read('s')
+    const wakeup = world.traces('s').wakeup
+    frozen.store.thaw()
+    expect(['LOG_CONFLICT', 'LEASE_LOST']).toContain(await running)
+    await session.close()
+    expect(await world.read('s')).toEqual(before)
+    expect(world.traces('s').wakeup).toBe(wakeup)
+    expect(recordsOf(before, 'harness.turn.finished')).toHaveLength(1)
+  })
+})
