@@ -9,6 +9,7 @@ import { waitCases } from './durable/wait-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { runtimeCases } from './durable/runtime-cases.js'
 import { secretCases } from './durable/secret-cases.js'
+import { faultCases } from './durable/fault-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 
 /** The cases of the store contract itself: log, leases, wakeups. */
@@ -21,6 +22,7 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...agentCases,
   ...runtimeCases,
   ...secretCases,
+  ...faultCases,
 ]
 
 /** Every case of the suite: the store cases, then the durable semantics on top of the store. */

@@ -63,8 +63,8 @@ export function addRunOptions(command: Command): Command {
       ),
     )
     .addOption(
-      new Option('--lease-ms <ms>', 'how long a process holds the session lease before another host may take it')
-        .default(30_000)
+      new Option('--lease-ms <ms>', 'how long a process holds the session lease before another host may take it (process 2 waits for it)')
+        .default(5_000)
         .argParser(positiveInt),
     )
 }

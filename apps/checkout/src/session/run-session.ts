@@ -1,5 +1,5 @@
 import { EventType, type StreamChunk } from '@tanstack/ai'
-import { createHost, type HarnessStore, isHarnessError, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, type HarnessStore, isHarnessError, type LeaseHeldError, type LogEntry } from '@tanstack/ai-harness'
 import { checkoutHarness } from '../agent/harness.js'
 import type { ModelChoice } from '../agent/model.js'
 import { CliError, ExitCode, messageOf, usageError } from '../exit-codes.js'
@@ -8,7 +8,10 @@ import { BillingService } from '../services/billing.js'
 import { Mailer } from '../services/mailer.js'
 import { type CrashPoint, type OnCrashPoint, watchStore } from './crash-points.js'
 
-/** The host id of every checkout process: a restarted process takes its own lease back at once. */
+/**
+ * The host id of every checkout process, as the log shows it. A lease belongs to one
+ * process, not to the id: process 2 waits for the lease of the process it replaces.
+ */
 export const HOST_ID = 'checkout-cli'
 
 /** One process's part of the story. Plain JSON: the parent hands it to a child. */
@@ -65,7 +68,7 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
   }
   let session: Awaited<ReturnType<typeof host.open>>
   try {
-    session = await host.open({ sessionId: job.sessionId })
+    session = await openWhenFree(host, job, progress)
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) throw new CliError(ExitCode.Failed, messageOf(error), { cause: error })
     throw error
@@ -133,3 +136,22 @@ async function follow(
 }
 
 const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
+/**
+ * Opens the session. The process that resumes waits for the lease of the process it
+ * replaces to run out: the harness cannot know that process 1 is dead (a live one would
+ * still be driving the session), so it lets nobody in before the lease expires.
+ */
+async function openWhenFree(host: ReturnType<typeof createHost>, job: SessionJob, progress: Progress) {
+  const giveUpAt = Date.now() + 2 * job.leaseMs + 1_000
+  for (;;) {
+    try {
+      return await host.open({ sessionId: job.sessionId })
+    } catch (error) {
+      if (job.mode !== 'resume' || !isHarnessError(error, 'LEASE_HELD') || Date.now() > giveUpAt) throw error
+      const until = (error as LeaseHeldError).expiresAt ?? Date.now() + 250
+      progress(`the session is still leased by process 1 until ${new Date(until).toISOString()}; waiting for the lease to run out`)
+      await new Promise((resolve) => setTimeout(resolve, Math.max(50, until - Date.now() + 50)))
+    }
+  }
+}

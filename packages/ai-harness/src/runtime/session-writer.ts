@@ -1,121 +1,243 @@
 import { HarnessError, isHarnessError, LogConflictError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
-import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
+import type { HarnessStore, Lease, LogEntry, LogRecord } from '../contract/types.js'
 import { jsonEqual } from '../json/check-json.js'
 import { applyEntry, type SessionState } from './session-fold.js'
+import { isOutcomeUnknown } from './store-boundary.js'
 
-/**
- * The only way the runtime writes a session log: one append at a time, each at the
- * seq the session last saw. A conflict means another host wrote to the session; the
- * writer then refuses every later append, so this host stops and the log stays
- * well-formed.
- */
-export class SessionWriter {
-  #queue: Promise<unknown> = Promise.resolve()
-  #lost: LogConflictError | undefined
-  #closed: HarnessError | undefined
+/** A batch whose append failed in a way that leaves its outcome unknown: it may have landed at `seq`, or may still. */
+interface Doubt {
+  readonly seq: number
+  readonly records: LogRecord[]
+  readonly cause: unknown
+}
+
+/** What every scope of one session's writer shares: the queue, the state it folds into, why it stopped. */
+class WriterCore {
+  queue: Promise<unknown> = Promise.resolve()
+  stopped: HarnessError | undefined
+  doubt: Doubt | undefined
 
   constructor(
     readonly store: HarnessStore,
     readonly logId: string,
     readonly state: SessionState,
-    /** Called once when another writer is detected. */
-    private readonly onLost: (error: LogConflictError) => void = () => {},
+    readonly lease: () => Lease | undefined,
+    readonly onStop: (error: HarnessError) => void,
   ) {}
+
+  stop(error: HarnessError): void {
+    if (this.stopped) return
+    this.stopped = error
+    this.onStop(error)
+  }
+}
+
+/**
+ * The only way the runtime writes a session log: one append at a time, each at the
+ * seq the session last saw, each carrying the session's lease (a fencing store refuses
+ * a superseded writer). A conflict or a lost lease means another host drives the
+ * session: the writer then refuses every later append, so this host stops and the log
+ * stays well-formed.
+ *
+ * An append whose outcome is unknown (a timeout, a lost reply) leaves the writer in
+ * doubt: nothing is written, and nothing is decided from the state, until it knows.
+ * It learns by reading back, and if the batch is not there, by appending the same
+ * batch at the same seq again (the seq check lets at most one of the two land).
+ *
+ * A writer has scopes: each run of a turn writes through a scope of its own, so a
+ * stopped run (cancelled, handed off, abandoned after a step that never returned)
+ * can never write again, while the session goes on through another scope.
+ */
+export class SessionWriter {
+  readonly #core: WriterCore
+  #closed: HarnessError | undefined
+
+  constructor(
+    store: HarnessStore,
+    logId: string,
+    state: SessionState,
+    options: {
+      /** The session's lease, passed with every append. */
+      lease?: () => Lease | undefined
+      /** Called once when the writer stops: a conflict, or a lost lease. */
+      onStop?: (error: HarnessError) => void
+    } = {},
+    core?: WriterCore,
+  ) {
+    this.#core = core ?? new WriterCore(store, logId, state, options.lease ?? (() => undefined), options.onStop ?? (() => {}))
+  }
+
+  get store(): HarnessStore {
+    return this.#core.store
+  }
+  get logId(): string {
+    return this.#core.logId
+  }
+  get state(): SessionState {
+    return this.#core.state
+  }
+
+  /** Why this session's writer stopped for good (a conflict or a lost lease), if it did. */
+  get stopped(): HarnessError | undefined {
+    return this.#core.stopped
+  }
 
   /** The conflict that stopped this writer, if any. */
   get lost(): LogConflictError | undefined {
-    return this.#lost
+    const stopped = this.#core.stopped
+    return stopped instanceof LogConflictError ? stopped : undefined
   }
 
-  /** Refuses every later append: the session was handed off or closed, another host drives it now. */
+  /** True while an append's outcome is unknown. */
+  get inDoubt(): boolean {
+    return this.#core.doubt !== undefined
+  }
+
+  /** A new scope on the same session: the same queue and state, its own `close`. */
+  scope(): SessionWriter {
+    return new SessionWriter(this.#core.store, this.#core.logId, this.#core.state, {}, this.#core)
+  }
+
+  /** Stops every scope of this session's writer: its lease is gone. */
+  stop(error: HarnessError): void {
+    this.#core.stop(error)
+  }
+
+  /** Refuses every later append of this scope: the run was stopped, or the session handed off or closed. */
   close(reason: string): void {
     this.#closed ??= new HarnessError('LEASE_LOST', `Session ${JSON.stringify(this.logId)} ${reason}; this host writes nothing more to it.`)
   }
 
   /** Throws when this writer may write no more: a step must not start a side effect it could never log. */
   assertWritable(): void {
-    if (this.#lost) throw this.#lost
+    if (this.#core.stopped) throw this.#core.stopped
     if (this.#closed) throw this.#closed
   }
 
   /** Appends the batch after every earlier append of this writer; resolves once it is stored and folded. */
   append(records: LogRecord[]): Promise<void> {
-    const run = this.#queue.then(() => this.#appendNow(records))
-    this.#queue = run.catch(() => {})
+    return this.#enqueue(() => this.#appendNow(records))
+  }
+
+  /**
+   * Settles an unknown outcome, if there is one: afterwards the state is what the log
+   * holds. Resolves false when the store still cannot tell (keep every wakeup then);
+   * throws when another writer got there (the writer stops).
+   */
+  settle(): Promise<boolean> {
+    return this.#enqueue(async () => {
+      if (this.#core.stopped) throw this.#core.stopped
+      return this.#settleDoubt()
+    })
+  }
+
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const core = this.#core
+    const run = core.queue.then(work)
+    core.queue = run.catch(() => {})
     return run
   }
 
   async #appendNow(records: LogRecord[]): Promise<void> {
-    if (this.#lost) throw this.#lost
-    if (this.#closed) throw this.#closed
+    this.assertWritable()
     if (records.length === 0) return
-    const expectedSeq = this.state.nextSeq
+    if (!(await this.#settleDoubt())) throw stillInDoubt(this.logId, this.#core.doubt?.cause)
+    this.assertWritable()
+    const core = this.#core
+    const seq = core.state.nextSeq
     try {
-      await this.store.append(this.logId, expectedSeq, records)
+      await this.#send(seq, records)
     } catch (error) {
-      if (isHarnessError(error) && error.code !== 'LOG_CONFLICT') throw error
-      // A conflict, or an ambiguous failure (timeout, lost connection): read back to
-      // learn whether our batch is the one that landed.
-      let landed: boolean
+      if (isHarnessError(error, 'LOG_CONFLICT')) {
+        // Another writer, or our own batch that a retry inside the store sent twice: read back to know.
+        if (!(await this.#landed(seq, records).catch(() => false))) return this.#fail(seq)
+      } else if (isOutcomeUnknown(error)) {
+        core.doubt = { seq, records, cause: error }
+        if (!(await this.#settleDoubt())) throw stillInDoubt(this.logId, error)
+        return
+      } else {
+        throw error
+      }
+    }
+    this.#fold(seq, records)
+  }
+
+  /** One append with the session's lease. A lost lease stops every scope. */
+  async #send(seq: number, records: LogRecord[]): Promise<void> {
+    const lease = this.#core.lease()
+    try {
+      await this.#core.store.append(this.logId, seq, records, lease ? { lease } : undefined)
+    } catch (error) {
+      if (isHarnessError(error, 'LEASE_LOST')) this.#core.stop(error)
+      throw error
+    }
+  }
+
+  /** True when no outcome is unknown any more. */
+  async #settleDoubt(): Promise<boolean> {
+    const core = this.#core
+    const doubt = core.doubt
+    if (!doubt) return true
+    const found = await this.#inspect(doubt.seq, doubt.records).catch(() => 'unknown' as const)
+    if (found === 'unknown') return false
+    if (found === 'other') return this.#fail(doubt.seq)
+    if (found === 'empty') {
+      // Not there (yet): take the seq with the same batch, so the first attempt can never land after we decided.
       try {
-        landed = await this.#landed(expectedSeq, records)
-      } catch {
-        throw isHarnessError(error) ? error : storeUnavailable(error)
-      }
-      if (!landed) {
-        if (!isHarnessError(error)) {
-          // Nothing landed at all: the failure happened before the write. Safe to try once more.
-          const tail = await this.store.read(this.logId, { after: expectedSeq - 1, limit: 1 })
-          if (tail.length === 0) return this.#retryOnce(expectedSeq, records, error)
+        await this.#send(doubt.seq, doubt.records)
+      } catch (error) {
+        if (isHarnessError(error, 'LEASE_LOST')) throw error
+        if (!isHarnessError(error, 'LOG_CONFLICT')) {
+          if (isOutcomeUnknown(error)) return false
+          throw error
         }
-        return this.#fail(expectedSeq)
+        const again = await this.#inspect(doubt.seq, doubt.records).catch(() => 'unknown' as const)
+        if (again === 'unknown') return false
+        if (again !== 'ours') return this.#fail(doubt.seq)
       }
     }
-    this.#fold(expectedSeq, records)
+    core.doubt = undefined
+    this.#fold(doubt.seq, doubt.records)
+    return true
   }
 
-  async #retryOnce(expectedSeq: number, records: LogRecord[], first: unknown): Promise<void> {
-    try {
-      await this.store.append(this.logId, expectedSeq, records)
-    } catch (error) {
-      if (await this.#landed(expectedSeq, records).catch(() => false)) return this.#fold(expectedSeq, records)
-      if (isHarnessError(error, 'LOG_CONFLICT')) return this.#fail(expectedSeq)
-      throw storeUnavailable(error ?? first)
-    }
-    this.#fold(expectedSeq, records)
-  }
-
-  #fold(expectedSeq: number, records: LogRecord[]): void {
+  #fold(seq: number, records: LogRecord[]): void {
     records.forEach((record, i) => {
-      applyEntry(this.state, { seq: expectedSeq + i, record: JSON.parse(JSON.stringify(record)) as LogRecord })
+      applyEntry(this.state, { seq: seq + i, record: JSON.parse(JSON.stringify(record)) as LogRecord })
     })
   }
 
-  async #landed(expectedSeq: number, records: LogRecord[]): Promise<boolean> {
+  async #landed(seq: number, records: LogRecord[]): Promise<boolean> {
+    return (await this.#inspect(seq, records)) === 'ours'
+  }
+
+  /** What the log holds from `seq` on: our batch, nothing, or someone else's records. */
+  async #inspect(seq: number, records: LogRecord[]): Promise<'ours' | 'empty' | 'other'> {
     // A store may answer in short pages: read until the batch's range is covered or the log ends.
     const back: LogEntry[] = []
     while (back.length < records.length) {
-      const page = await this.store.read(this.logId, { after: expectedSeq - 1 + back.length, limit: records.length - back.length })
+      const page = await this.store.read(this.logId, { after: seq - 1 + back.length, limit: records.length - back.length })
       if (page.length === 0) break
       back.push(...page)
     }
-    return back.length === records.length && back.every((entry, i) => jsonEqual(entry.record, records[i]))
+    if (back.length === 0) return 'empty'
+    return back.length === records.length && back.every((entry, i) => jsonEqual(entry.record, records[i])) ? 'ours' : 'other'
   }
 
-  async #fail(expectedSeq: number): Promise<never> {
-    const tail = await readAll(this.store, this.logId, 1000, expectedSeq - 1).catch(() => [])
-    const lost = new LogConflictError(this.logId, expectedSeq, expectedSeq + tail.length)
-    this.#lost = lost
-    this.onLost(lost)
+  async #fail(seq: number): Promise<never> {
+    const tail = await readAll(this.store, this.logId, 1000, seq - 1).catch(() => [])
+    const lost = new LogConflictError(this.logId, seq, seq + tail.length)
+    this.#core.doubt = undefined
+    this.#core.stop(lost)
     throw lost
   }
 }
 
-function storeUnavailable(cause: unknown): HarnessError {
+function stillInDoubt(logId: string, cause: unknown): HarnessError {
   return new HarnessError(
     'STORE_UNAVAILABLE',
-    'The store did not confirm the write and could not be read back. Nothing more is written by this host; open the session again when the store is reachable.',
+    `The store did not confirm a write to session ${JSON.stringify(logId)}, and could not be read back: nobody knows yet whether it landed. This host writes nothing more until the store answers; the session's wakeup stays, so a worker finishes it. Try again later, or close the session.`,
     { cause },
   )
 }

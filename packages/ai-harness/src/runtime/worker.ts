@@ -3,9 +3,12 @@ import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
 import type { Harness } from './harness.js'
-import { createHost } from './host.js'
+import { createHostInternals, type HostInternals } from './host.js'
+import type { Session } from './session.js'
+import type { TimingOptions } from './timings.js'
 
-export interface WorkerOptions {
+/** Options of a worker; the timings (`leaseMs`, `storeTimeoutMs`, `stallAfterMs`, `stopTimeoutMs`) are those of `createHost`. */
+export interface WorkerOptions extends TimingOptions {
   store: HarnessStore
   harnesses: Harness | Harness[]
   /** Identifies the worker in leases. Default: random. */
@@ -17,8 +20,6 @@ export interface WorkerOptions {
   pollMs?: number
   /** How long a claimed wakeup stays hidden from other workers. Default 60 s. */
   holdMs?: number
-  /** Lease length of the sessions the worker drives. Default 30 s. */
-  leaseMs?: number
   /** Called with each chunk of the turns the worker resumes, e.g. to forward them. */
   onChunk?: (sessionId: string, chunk: StreamChunk) => void
   /** Called when resuming a session fails; the wakeup comes back after `holdMs`. */
@@ -41,7 +42,7 @@ export interface Worker {
   /** One poll: claim up to `batchSize` due wakeups and drive each session. */
   poll(): Promise<PollResult>
   start(): void
-  /** Stops polling and waits for the current poll. */
+  /** Stops polling and hands off the sessions it drives, waiting at most `stopTimeoutMs` for a step in flight. */
   stop(): Promise<void>
 }
 
@@ -53,47 +54,22 @@ export function createWorker(options: WorkerOptions): Worker {
       'Workers need a store with leases and wakeups (memory, PostgreSQL, DynamoDB, S3). Without them, run each session on one host.',
     )
   }
-  const wakeups = store.wakeups
   const workerId = options.workerId ?? `worker-${randomUUID()}`
-  const host = createHost({ store, harnesses: options.harnesses, hostId: workerId, clock: options.clock, leaseMs: options.leaseMs })
+  const { host, resume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
+  // Claims go through the host's store boundary too: a deadline, and typed errors.
+  const wakeups = guarded.wakeups!
   const batchSize = options.batchSize ?? 10
   const holdMs = options.holdMs ?? 60_000
   let timer: NodeJS.Timeout | undefined
   let current: Promise<unknown> = Promise.resolve()
   let stopping = false
 
-  const drive = async (sessionId: string, result: { resumed: string[]; busy: string[]; idle: string[]; failed: string[] }) => {
-    let session: Awaited<ReturnType<typeof host.open>>
-    try {
-      session = await host.open({ sessionId })
-    } catch (error) {
-      if (isHarnessError(error, 'LEASE_HELD')) {
-        result.busy.push(sessionId)
-        return
-      }
-      result.failed.push(sessionId)
-      options.onError?.(sessionId, error)
-      return
-    }
-    try {
-      if (!session.needsRecovery) {
-        result.idle.push(sessionId)
-        return
-      }
-      for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
-      result.resumed.push(sessionId)
-    } catch (error) {
-      result.failed.push(sessionId)
-      options.onError?.(sessionId, error)
-    } finally {
-      await session.close().catch(() => {})
-    }
-  }
+  const drive = (sessionId: string, result: PollResult) => driveSession({ resume, options, stopping: () => stopping }, sessionId, result)
 
   const worker: Worker = {
     workerId,
     async poll() {
-      const result = { resumed: [] as string[], busy: [] as string[], idle: [] as string[], failed: [] as string[] }
+      const result: PollResult = { resumed: [], busy: [], idle: [], failed: [] }
       const claimed = await wakeups.claim(batchSize, holdMs)
       await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
       return result
@@ -115,9 +91,56 @@ export function createWorker(options: WorkerOptions): Worker {
       stopping = true
       if (timer) clearTimeout(timer)
       timer = undefined
-      await current
+      // Hand the sessions off while the poll drives them: a step that never returns must not hold the stop.
+      await Promise.all([current, host.shutdown().catch(() => {})])
       await host.shutdown()
     },
   }
   return worker
+}
+
+/** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
+async function driveSession(
+  worker: { resume: HostInternals['resume']; options: WorkerOptions; stopping: () => boolean },
+  sessionId: string,
+  result: PollResult,
+): Promise<void> {
+  const { options } = worker
+  if (worker.stopping()) return
+  let session: Session | undefined
+  try {
+    // A worker never creates a session: a wakeup of a session without a log is removed, nothing written.
+    session = await worker.resume(sessionId)
+  } catch (error) {
+    if (isHarnessError(error, 'LEASE_HELD')) {
+      result.busy.push(sessionId)
+      return
+    }
+    result.failed.push(sessionId)
+    options.onError?.(sessionId, error)
+    return
+  }
+  if (!session) {
+    result.idle.push(sessionId)
+    return
+  }
+  if (worker.stopping()) {
+    // Opened while the worker was stopping: give it back at once, due for another worker.
+    await session.handOff().catch(() => {})
+    result.busy.push(sessionId)
+    return
+  }
+  try {
+    if (!session.needsRecovery) {
+      result.idle.push(sessionId)
+      return
+    }
+    for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
+    result.resumed.push(sessionId)
+  } catch (error) {
+    result.failed.push(sessionId)
+    options.onError?.(sessionId, error)
+  } finally {
+    await session.close().catch(() => {})
+  }
 }

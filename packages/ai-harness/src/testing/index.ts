@@ -1,5 +1,7 @@
 /**
- * Test helpers for harness users: a scripted model that needs no network.
+ * Test helpers for harness users and store authors: a scripted model that needs no
+ * network, a store that crashes, a store that injects faults per call, and a TCP proxy
+ * that cuts, resets, blackholes and delays a real store's connections.
  * @packageDocumentation
  */
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
@@ -8,3 +10,16 @@ export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
 export { SECRET_FORMS, type SecretForm } from './secret-forms.js'
+export {
+  faultyStore,
+  appendOf,
+  connectionReset,
+  type FaultyStore,
+  type FaultRule,
+  type StoreFault,
+  type StoreCall,
+  type StoreOperation,
+  type InjectedFault,
+} from './faulty-store.js'
+export { startFaultProxy, type FaultProxy, type ProxyAction, type ProxyRule, type ProxyRuleHandle } from './fault-proxy.js'
+export { networkFaultScenarios, type NetworkFaultScenario, type NetworkFaultTarget } from './network-fault-scenarios.js'

@@ -1,0 +1,361 @@
+import { randomUUID } from 'node:crypto'
+import type { StreamChunk } from '@tanstack/ai'
+import { HarnessError } from '../contract/errors.js'
+import { scrubError } from '../secrets/error-scrub.js'
+import { guardAppends } from '../secrets/store-guard.js'
+import { readAll } from '../contract/read-all.js'
+import type { LogEntry } from '../contract/types.js'
+import type { Harness } from './harness.js'
+import type { LoggedMessage, ParkedRecord } from './records.js'
+import type { Session, SessionArgs, SessionStatus, TurnInput } from './session.js'
+import { parkedCall } from './session-fold.js'
+import { SessionLease } from './session-lease.js'
+import { recoverTurn } from './session-recovery.js'
+import type { SessionRuntime } from './session-runtime.js'
+import { SessionWriter } from './session-writer.js'
+import type { GuardedStore } from './store-boundary.js'
+import { after } from './timings.js'
+import { TurnRun } from './turn-run.js'
+import { runTurn } from './turn-runner.js'
+import { WakeupPolicy } from './wakeup-policy.js'
+
+/**
+ * The life of a session object. `idle`, `cut` and `waiting` hold the lease with no
+ * run; `running` has one run; `parked` (after a run parked) and `closed` have let the
+ * lease go. Whether it may still write is the writer's: a conflict or a lost lease stops it.
+ */
+type Phase =
+  | { readonly name: 'idle' | 'cut' | 'waiting' | 'parked' | 'closed' | 'deleted' }
+  | { readonly name: 'running'; readonly run: TurnRun }
+
+const STATUS: Record<Phase['name'], SessionStatus> = {
+  idle: 'idle',
+  cut: 'cut',
+  waiting: 'parked',
+  running: 'running',
+  parked: 'parked',
+  closed: 'closed',
+  deleted: 'deleted',
+}
+
+type RunBody = (turn: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>
+
+/** A session this host drives: its lease, its writer, its wakeup policy, and one phase. */
+export class LiveSession implements Session {
+  readonly id: string
+  readonly harness: Harness
+  #phase: Phase
+  readonly #args: SessionArgs
+  readonly #lease: SessionLease
+  readonly #writer: SessionWriter
+  readonly #wakeups: WakeupPolicy
+  readonly #runtime: SessionRuntime
+
+  constructor(args: SessionArgs) {
+    const { store, harness, sessionId, state, clock, timings } = args
+    this.id = sessionId
+    this.harness = harness
+    this.#args = args
+    this.#phase = { name: state.openTurn ? (parkedCall(state) ? 'waiting' : 'cut') : 'idle' }
+    this.#lease = new SessionLease(store, sessionId, args.lease, {
+      ...timings,
+      clock,
+      driving: () => this.#running() !== undefined,
+      onLost: (error) => this.#writer.stop(error),
+    })
+    const scanner = args.sessionSecrets.scanner
+    // Every append of the session passes the secret guard: a gap in a scan point fails instead of leaking.
+    this.#writer = new SessionWriter(guardAppends(store, scanner) as GuardedStore, sessionId, state, {
+      lease: () => this.#lease.current,
+      onStop: (error) => {
+        this.#lease.stopRenewing(error)
+        this.#running()?.abortController.abort()
+      },
+    })
+    this.#wakeups = new WakeupPolicy(store, sessionId, state, clock)
+    this.#runtime = {
+      logId: sessionId,
+      harness,
+      store,
+      state,
+      writer: this.#writer,
+      scanner,
+      sessionSecrets: args.sessionSecrets,
+      clock,
+      secrets: new Map(Object.entries(args.secrets)),
+      maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
+      // Without wakeups nobody would wake a parked sleep: then every sleep waits in the process.
+      parkAfterMs: store.wakeups ? (harness.options.parkAfterMs ?? 5_000) : Number.POSITIVE_INFINITY,
+      openChild: args.openChild,
+    }
+  }
+
+  /** Writes the first record of a session that has none. */
+  async create(): Promise<void> {
+    const { state, harness, clock, parent } = this.#args
+    if (state.nextSeq === 1) {
+      await this.#writer.append([{ type: 'harness.session.opened', harness: harness.name, at: clock.now(), parent }])
+    }
+  }
+
+  get needsRecovery(): boolean {
+    return this.#args.state.openTurn !== undefined
+  }
+
+  get status(): SessionStatus {
+    return STATUS[this.#phase.name]
+  }
+
+  get parked(): ParkedRecord | undefined {
+    return this.#args.state.openTurn ? parkedCall(this.#args.state) : undefined
+  }
+
+  send(input: TurnInput): AsyncIterable<StreamChunk> {
+    return this.#run((turn, runtime) => this.#sendTurn(turn, runtime, input))
+  }
+
+  resume(): AsyncIterable<StreamChunk> {
+    return this.#run((turn, runtime) => this.#recover(turn, runtime))
+  }
+
+  async cancel(reason = 'cancelled by the user'): Promise<void> {
+    if (this.#phase.name === 'parked') {
+      // This object let the lease go when the turn parked; the cancel needs it again.
+      const again = await this.#args.reopen()
+      try {
+        await again.cancel(reason)
+      } finally {
+        await again.close()
+      }
+      this.#phase = { name: 'closed' }
+      return
+    }
+    this.#assertHeld()
+    await this.#stopRun('was cancelled')
+    if (this.#writer.stopped) throw this.#writer.stopped
+    if (!(await this.#writer.settle())) throw inDoubt(this.id)
+    const open = this.#args.state.openTurn
+    if (!open) return
+    const kept = this.#runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
+    await this.#writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: this.#args.clock.now(), reason: kept }])
+    // The stop above may have let the session go meanwhile (TypeScript cannot see that).
+    const phase = this.#phase.name as Phase['name']
+    if (phase !== 'parked' && phase !== 'closed') this.#phase = { name: 'idle' }
+    await this.#args.store.wakeups?.cancel(this.id)
+  }
+
+  async handOff(): Promise<void> {
+    if (this.#phase.name === 'closed') return
+    // The tool in flight finishes its current step (or is abandoned after stopTimeoutMs); its next write is refused.
+    this.#writer.close('was handed off for a deploy')
+    await this.#stopRun('was handed off for a deploy')
+    let failure: unknown
+    if (this.#phase.name !== 'parked' && !this.#writer.stopped) {
+      try {
+        const known = await this.#settled()
+        if (!this.#writer.stopped && (!known || this.#args.state.openTurn)) {
+          await this.#lease.confirm()
+          await this.#wakeups.dueNow()
+        }
+      } catch (error) {
+        // The wakeup at the lease's expiry stays: a worker takes the turn over then.
+        failure = error
+      }
+    }
+    await this.#letGo('closed')
+    if (failure) throw failure
+  }
+
+  entries(): Promise<LogEntry[]> {
+    return readAll(this.#args.store, this.id)
+  }
+
+  async close(): Promise<void> {
+    if (this.#phase.name === 'closed') return
+    this.#writer.close('was closed')
+    await this.#stopRun('was closed')
+    if (this.#phase.name !== 'parked' && !this.#writer.stopped) {
+      // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
+      const known = await this.#settled()
+      if (!this.#writer.stopped) await this.#wakeups.letGo(known, { wakeParent: this.#args.wakeParentWhenIdle }).catch(() => {})
+    }
+    await this.#letGo('closed')
+  }
+
+  #running(): TurnRun | undefined {
+    return this.#phase.name === 'running' ? this.#phase.run : undefined
+  }
+
+  /** Refuses to act for a session this object let go. */
+  #assertHeld(): void {
+    const { name } = this.#phase
+    if (name === 'parked' || name === 'closed')
+      throw new HarnessError(
+        'INVALID_ARGUMENT',
+        name === 'parked'
+          ? 'This session parked and let its lease go (it waits for a wake time or an answer); open it again with host.open({ sessionId }) to drive it.'
+          : 'This session is closed; open it again with host.open({ sessionId }).',
+      )
+  }
+
+  /** Refuses to drive a session this object let go, one whose writer stopped, or one already running. */
+  #assertMayDrive(): void {
+    this.#assertHeld()
+    if (this.#writer.stopped) throw this.#writer.stopped
+    if (this.#phase.name === 'running')
+      throw new HarnessError('SESSION_BUSY', 'A turn of this session is still running; wait for its stream to end before sending again.')
+  }
+
+  /** Streams one run of a turn; the run starts when the stream is first read. */
+  #run(body: RunBody): AsyncIterable<StreamChunk> {
+    return {
+      [Symbol.asyncIterator]: () => {
+        let stream: AsyncIterator<StreamChunk> | undefined
+        const start = () => {
+          this.#assertMayDrive()
+          const turn = new TurnRun(this.#writer.scope(), () => this.#writer.stopped)
+          this.#phase = { name: 'running', run: turn }
+          return turn.stream(this.#drive(turn, body))
+        }
+        return {
+          next: () => {
+            try {
+              stream ??= start()
+            } catch (error) {
+              return Promise.reject(error)
+            }
+            return stream.next()
+          },
+          return: async () => (stream?.return ? stream.return() : { done: true, value: undefined }),
+        }
+      },
+    }
+  }
+
+  /** Before a run writes, the log's state is known, the lease confirmed and the wakeup at its expiry. */
+  async *#drive(turn: TurnRun, body: RunBody): AsyncGenerator<StreamChunk> {
+    try {
+      if (!(await this.#writer.settle())) throw inDoubt(this.id)
+      await this.#lease.confirm()
+      await this.#lease.keepWakeupAtExpiry()
+      yield* body(turn, { ...this.#runtime, writer: turn.writer })
+      if (!turn.abandoned) await this.#afterRun(turn)
+    } catch (error) {
+      // No secret leaves the session in an error message either (a model's or a tool's error text).
+      throw scrubError(this.#runtime.scanner, error)
+    } finally {
+      if (this.#running() === turn) this.#phase = { name: turn.outcome?.kind === 'deleted' ? 'deleted' : 'cut' }
+      turn.finish()
+    }
+  }
+
+  /** After a run: where the wakeup goes, and whether the host lets the session go. */
+  async #afterRun(turn: TurnRun): Promise<void> {
+    const outcome = turn.outcome
+    if (outcome?.kind === 'finished') {
+      this.#phase = { name: 'idle' }
+      await this.#wakeups.finished()
+    } else if (outcome?.kind === 'parked') {
+      // A parked session is free for whoever resumes it: a worker at the wake time, or the host that answers.
+      try {
+        await this.#wakeups.parked(outcome.parked)
+      } finally {
+        await this.#letGo('parked')
+      }
+    }
+  }
+
+  async *#sendTurn(turn: TurnRun, runtime: SessionRuntime, input: TurnInput): AsyncGenerator<StreamChunk> {
+    const { state, clock, hostId } = this.#args
+    const { scanner } = this.#runtime
+    if (state.openTurn) {
+      yield* this.#recover(turn, runtime)
+      const waiting = parkedCall(state)
+      if (state.openTurn && waiting) throw waitingTurn(waiting)
+      if (state.openTurn) return
+    }
+    const turnId = randomUUID()
+    const messages = toMessages(input)
+    for (const [i, m] of messages.entries()) {
+      const secret = scanner.find(m)
+      if (secret)
+        throw new HarnessError(
+          'RECORD_SECRET',
+          `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
+        )
+    }
+    await runtime.writer.append([
+      { type: 'harness.turn.started', turnId, messages, at: clock.now(), host: hostId, fence: this.#lease.fence },
+    ])
+    yield* runTurn(runtime, turnId, turn)
+  }
+
+  #recover(turn: TurnRun, runtime: SessionRuntime): AsyncGenerator<StreamChunk> {
+    return recoverTurn(runtime, turn, { host: this.#args.hostId, fence: this.#lease.fence, wakeups: this.#wakeups })
+  }
+
+  /** Stops a running turn, waiting at most stopTimeoutMs; its scope writes nothing more either way. */
+  async #stopRun(reason: string): Promise<void> {
+    const turn = this.#running()
+    if (!turn) return
+    await turn.stop(reason, this.#args.timings.stopTimeoutMs)
+    if (this.#running() === turn) this.#phase = { name: 'cut' }
+  }
+
+  /** Whether the log's state is known, waiting at most stopTimeoutMs behind a write in flight. */
+  async #settled(): Promise<boolean> {
+    let cancel = () => {}
+    const known = await Promise.race([
+      this.#writer.settle().catch(() => false),
+      new Promise<boolean>((resolve) => {
+        cancel = after(this.#args.timings.stopTimeoutMs, () => resolve(false))
+      }),
+    ])
+    cancel()
+    return known
+  }
+
+  async #letGo(next: 'parked' | 'closed'): Promise<void> {
+    this.#phase = { name: next }
+    const released = this.#lease.release()
+    // Nothing queued may write after the lease is gone (a batch in doubt is left to the next host).
+    this.#writer.stop(
+      new HarnessError('LEASE_LOST', `Session ${JSON.stringify(this.id)} was let go by this host; open it again to drive it.`),
+    )
+    await released
+    this.#args.onClosed()
+  }
+}
+
+function waitingTurn(waiting: ParkedRecord): HarnessError {
+  // Dropping the prompt silently would lose it: say what the turn waits for.
+  const what =
+    waiting.reason === 'ask' ? 'for an answer to its question' : waiting.reason === 'sleep' ? 'in a durable sleep' : 'for a child agent'
+  return new HarnessError(
+    'SESSION_BUSY',
+    `The session's open turn waits (${what}). Answer the question, let a worker resume it, or cancel the turn (session.cancel()) before sending a new prompt.`,
+  )
+}
+
+function inDoubt(sessionId: string): HarnessError {
+  return new HarnessError(
+    'STORE_UNAVAILABLE',
+    `Session ${JSON.stringify(sessionId)}: the outcome of an earlier write is still unknown and the store cannot be read back, so this host does not act on what it remembers. Try again when the store answers, or close the session (its wakeup stays, so a worker finishes it).`,
+  )
+}
+
+function toMessages(input: TurnInput): LoggedMessage[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }]
+  const list = Array.isArray(input) ? input : [input]
+  return list.map((m) => ({ ...m }))
+}
+
+/**
+ * Builds the live session object over a folded log and writes the first record of a new
+ * session. The host has checked everything that can refuse the open, and holds the lease.
+ */
+export async function openSession(args: SessionArgs): Promise<Session> {
+  const session = new LiveSession(args)
+  await session.create()
+  return session
+}

@@ -1,0 +1,150 @@
+import { type HarnessError, isHarnessError, LeaseLostError } from '../contract/errors.js'
+import type { Clock, Lease } from '../contract/types.js'
+import type { GuardedStore } from './store-boundary.js'
+
+export interface SessionLeaseOptions {
+  readonly leaseMs: number
+  /** Time between renewals. */
+  readonly renewEveryMs: number
+  /** A store call of the session waiting longer than this means no progress: the lease is let go. */
+  readonly stallAfterMs: number
+  readonly clock: Clock
+  /** True while this host drives a turn: then the session's wakeup follows the lease's expiry. */
+  readonly driving: () => boolean
+  /** Called once when the lease is gone: lost, taken over, or let go for lack of progress. */
+  readonly onLost: (error: HarnessError) => void
+}
+
+/**
+ * The lease of one open session: renewed on a timer while the host makes progress,
+ * kept as the session's wakeup time while a turn runs (if the host dies, a worker
+ * takes over at its expiry), and released when the session is let go.
+ *
+ * A host that makes no progress stops renewing: when one of the session's store calls
+ * has waited longer than `stallAfterMs` (a half-open connection, a frozen process),
+ * the lease is left to expire, so another host takes the session over instead of
+ * waiting on this one forever.
+ */
+export class SessionLease {
+  #lease: Lease | undefined
+  #timer: NodeJS.Timeout | undefined
+  #renewing = false
+  /** No more renewals: the lease was lost, let go for lack of progress, or released. */
+  #gone = false
+  /** The store said the lease is not ours any more: releasing it would be refused. */
+  #lost = false
+
+  constructor(
+    private readonly store: GuardedStore,
+    private readonly logId: string,
+    lease: Lease | undefined,
+    private readonly options: SessionLeaseOptions,
+  ) {
+    this.#lease = lease
+    if (lease && store.leases) {
+      this.#timer = setInterval(() => this.#tick(), options.renewEveryMs)
+      this.#timer.unref()
+    }
+  }
+
+  /** The lease to write with: even after it was let go, so a fencing store can refuse a superseded writer. */
+  get current(): Lease | undefined {
+    return this.#lease
+  }
+
+  /** The fence to write in turn records: null on a store without leases. */
+  get fence(): number | null {
+    return this.#lease?.fence ?? null
+  }
+
+  /**
+   * Renews the lease now, before a run writes anything: a session object whose lease
+   * is gone (taken over, or ended by a delete) learns it here and writes nothing.
+   */
+  async confirm(): Promise<void> {
+    const held = this.#lease
+    if (!held || !this.store.leases) return
+    if (this.#gone) throw new LeaseLostError(this.logId, 'is no longer held by this session object')
+    try {
+      this.#lease = await this.store.leases.renew(held, this.options.leaseMs)
+    } catch (error) {
+      if (isHarnessError(error, 'LEASE_LOST')) this.#lose(error, true)
+      throw error
+    }
+  }
+
+  /** While this host drives a turn, the session's wakeup sits at the lease's expiry. */
+  async keepWakeupAtExpiry(): Promise<void> {
+    const lease = this.#lease
+    if (this.store.wakeups && lease && !this.#gone && this.options.driving()) await this.store.wakeups.schedule(this.logId, lease.expiresAt)
+  }
+
+  /** Stops renewing and frees the lease for other hosts (best effort: an unreachable store lets it expire). */
+  async release(): Promise<void> {
+    this.#stopTimer()
+    this.#gone = true
+    const held = this.#lease
+    if (held && !this.#lost && this.store.leases) {
+      this.#lost = true
+      await this.store.leases.release(held).catch(() => {})
+    }
+  }
+
+  /**
+   * Stops renewing: the session stopped driving (a conflict, a lost lease). The lease
+   * lapses unless `release()` frees it first; a `LEASE_LOST` means there is nothing to free.
+   */
+  stopRenewing(error: HarnessError): void {
+    if (isHarnessError(error, 'LEASE_LOST')) this.#lost = true
+    this.#gone = true
+    this.#stopTimer()
+  }
+
+  #stopTimer(): void {
+    if (this.#timer) clearInterval(this.#timer)
+    this.#timer = undefined
+  }
+
+  #lose(error: HarnessError, byStore = false): void {
+    if (byStore) this.#lost = true
+    if (this.#gone) return
+    this.#gone = true
+    this.#stopTimer()
+    this.options.onLost(error)
+  }
+
+  #tick(): void {
+    const held = this.#lease
+    if (!held || this.#gone || !this.store.leases) return
+    const since = this.store.inFlightSince(this.logId)
+    const waited = since === undefined ? 0 : this.options.clock.now() - since
+    if (waited > this.options.stallAfterMs) {
+      this.#lose(
+        new LeaseLostError(
+          this.logId,
+          `was let go: a store call of this session has waited ${waited} ms (over stallAfterMs, ${this.options.stallAfterMs} ms), so another host may take the session over`,
+        ),
+      )
+      return
+    }
+    if (this.#renewing) return
+    this.#renewing = true
+    this.store.leases
+      .renew(held, this.options.leaseMs)
+      .then(
+        async (renewed) => {
+          if (this.#gone) return
+          this.#lease = renewed
+          await this.keepWakeupAtExpiry()
+        },
+        (error: unknown) => {
+          // A store that cannot answer now gets another try at the next tick; the lease expires if it never does.
+          if (isHarnessError(error, 'LEASE_LOST')) this.#lose(error, true)
+        },
+      )
+      .catch(() => {})
+      .finally(() => {
+        this.#renewing = false
+      })
+  }
+}

@@ -1,0 +1,55 @@
+import type { StreamChunk } from '@tanstack/ai'
+import type { ToolResultRecord } from './records.js'
+import { parkedCall, unsettledCalls } from './session-fold.js'
+import type { SessionRuntime } from './session-runtime.js'
+import { type RunOutcome, runTurn } from './turn-runner.js'
+import type { WakeupPolicy } from './wakeup-policy.js'
+
+/** What a run of a turn shares with the code that drives it. */
+export interface RunControl {
+  readonly abortController: AbortController
+  /** Why the session stopped (a conflict, a lost lease), if it did. */
+  stopped(): Error | undefined
+  outcome?: RunOutcome
+}
+
+/**
+ * Takes over the open turn of a session: a turn that still waits is left waiting (its
+ * wakeup set for when it may go on); otherwise the log records who took it over, the
+ * calls a crash cut are settled by the replay rules, and the turn runs on.
+ */
+export async function* recoverTurn(
+  runtime: SessionRuntime,
+  control: RunControl,
+  driver: { host: string; fence: number | null; wakeups: WakeupPolicy },
+): AsyncGenerator<StreamChunk> {
+  const { state, writer, clock } = runtime
+  const open = state.openTurn
+  if (!open) return
+  if (await driver.wakeups.stillWaiting()) {
+    control.outcome = { kind: 'parked', parked: parkedCall(state)! }
+    return
+  }
+  await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: driver.host, fence: driver.fence }])
+  await settleCutCalls(runtime)
+  yield* runTurn(runtime, open.turnId, control)
+}
+
+/** Settles the calls a crash cut, by the replay rules; parked calls and calls that never started are not cut. */
+export async function settleCutCalls(runtime: SessionRuntime): Promise<void> {
+  const { state, harness, writer } = runtime
+  const settle: ToolResultRecord[] = []
+  for (const call of unsettledCalls(state)) {
+    if (state.parked.has(call.id) || state.notStarted.has(call.id)) continue
+    if (harness.replayOfCall(call) === 'safe') continue
+    settle.push({
+      type: 'harness.tool.result',
+      toolCallId: call.id,
+      toolName: call.name,
+      ok: false,
+      result: { error: runtime.scanner.redactText(harness.cutToolError) },
+      cut: true,
+    })
+  }
+  if (settle.length > 0) await writer.append(settle)
+}

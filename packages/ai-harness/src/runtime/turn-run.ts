@@ -1,0 +1,87 @@
+import type { StreamChunk } from '@tanstack/ai'
+import type { RunControl } from './session-recovery.js'
+import type { SessionWriter } from './session-writer.js'
+import { after } from './timings.js'
+import type { RunOutcome } from './turn-runner.js'
+
+const END: IteratorReturnResult<undefined> = { done: true, value: undefined }
+
+/**
+ * One run of a turn on this host: its own writer scope, its abort signal, and a way to
+ * stop it that never hangs. A run stopped while a step function never settles is
+ * abandoned after a bounded wait: its stream ends, its scope writes nothing more, and
+ * the step's outcome is unknown (the idempotency key is for that), so another host can
+ * resume the turn.
+ */
+export class TurnRun implements RunControl {
+  readonly abortController = new AbortController()
+  outcome?: RunOutcome
+  /** Settles when the run's code has ended, however it ended. */
+  readonly done: Promise<void>
+  #finish: () => void = () => {}
+  #abandoned = false
+  #abandon: () => void = () => {}
+  readonly #whenAbandoned: Promise<IteratorReturnResult<undefined>>
+
+  constructor(
+    /** The run's own scope of the session writer. */
+    readonly writer: SessionWriter,
+    private readonly stoppedBy: () => Error | undefined,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.#finish = resolve
+    })
+    this.#whenAbandoned = new Promise((resolve) => {
+      this.#abandon = () => resolve(END)
+    })
+  }
+
+  stopped(): Error | undefined {
+    return this.stoppedBy()
+  }
+
+  /** True once a stop gave up waiting for the run: whatever it does later counts for nothing. */
+  get abandoned(): boolean {
+    return this.#abandoned
+  }
+
+  /** Marks the run's code as ended. */
+  finish(): void {
+    this.#finish()
+  }
+
+  /**
+   * Stops the run: its scope refuses every later write, its tools see the abort signal,
+   * and this waits up to `timeoutMs` for its code to end. Resolves true when it ended,
+   * false when it was abandoned.
+   */
+  async stop(reason: string, timeoutMs: number): Promise<boolean> {
+    this.writer.close(reason)
+    this.abortController.abort()
+    let cancelTimer = () => {}
+    const ended = await Promise.race([
+      this.done.then(() => true),
+      new Promise<boolean>((resolve) => {
+        cancelTimer = after(timeoutMs, () => resolve(false))
+      }),
+    ])
+    cancelTimer()
+    if (!ended) {
+      this.#abandoned = true
+      this.#abandon()
+    }
+    return ended
+  }
+
+  /** The chunks of `source`, until it ends or the run is abandoned. */
+  stream(source: AsyncGenerator<StreamChunk>): AsyncIterator<StreamChunk> {
+    return {
+      next: () => (this.#abandoned ? Promise.resolve(END) : Promise.race([source.next(), this.#whenAbandoned])),
+      return: async () => {
+        // A consumer that stops reading stops the run; a run that never ends is not waited for.
+        if (!this.#abandoned) await Promise.race([source.return(undefined), this.#whenAbandoned])
+        return END
+      },
+    }
+  }
+}

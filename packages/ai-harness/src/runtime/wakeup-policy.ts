@@ -1,0 +1,102 @@
+import type { Clock } from '../contract/types.js'
+import type { ParkedRecord } from './records.js'
+import { parkedCall, type SessionState } from './session-fold.js'
+import { durableNow, type GuardedStore } from './store-boundary.js'
+
+/**
+ * Where a session's one wakeup must be, so that no session waits with nothing to wake
+ * it. The rules:
+ *
+ * - a turn that runs keeps its wakeup at the lease's expiry (see `SessionLease`);
+ * - a sleeping turn is due at its wake time; a turn that waits for an answer has no
+ *   wakeup (the answer schedules one), checked again after the cancel;
+ * - a finished turn wakes its parent (an agent tool's session) before its own wakeup goes;
+ * - the wakeup is cancelled only when the log, as read, says nothing is open: after a
+ *   write whose outcome is unknown it stays, so a worker looks at the session.
+ */
+export class WakeupPolicy {
+  #parentWoken = false
+
+  constructor(
+    private readonly store: GuardedStore,
+    private readonly logId: string,
+    private readonly state: SessionState,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Whether a parked turn may go on now; if not, its wakeup is set for when it may. */
+  async stillWaiting(): Promise<boolean> {
+    const parked = parkedCall(this.state)
+    if (!parked) return false
+    // The wake time came from the store's clock where it has one: compare it with the same clock.
+    if (parked.reason === 'sleep' && parked.until !== null && parked.until > (await durableNow(this.store, this.clock))) {
+      await this.store.wakeups?.schedule(this.logId, parked.until)
+      return true
+    }
+    if (parked.reason === 'ask' && !this.#answered(parked)) {
+      await this.#cancelUnlessAnswered()
+      return true
+    }
+    return false
+  }
+
+  /** After a turn parked: due at the wake time of a sleep, else not due until an answer arrives. */
+  async parked(parked: ParkedRecord): Promise<void> {
+    if (parked.reason === 'sleep' && parked.until !== null) await this.store.wakeups?.schedule(this.logId, parked.until)
+    else await this.#cancelUnlessAnswered()
+  }
+
+  /** After a turn finished: the parent first (if its wakeup fails, ours stays and a worker tries again), then ours. */
+  async finished(): Promise<void> {
+    await this.#wakeParent()
+    await this.store.wakeups?.cancel(this.logId)
+  }
+
+  /**
+   * When a host lets the session go. `known` is false when a write's outcome is still
+   * unknown: then the wakeup stays whatever the state says. A worker that finds an
+   * agent's session finished (`wakeParent`) wakes its parent first: the host that
+   * finished it may have died before it could.
+   */
+  async letGo(known: boolean, options: { wakeParent: boolean }): Promise<void> {
+    if (!known || this.state.openTurn) return
+    if (options.wakeParent && this.state.turns > 0) await this.#wakeParent()
+    await this.store.wakeups?.cancel(this.logId)
+  }
+
+  /** Makes the session due at once: a hand-off, an answer. */
+  async dueNow(): Promise<void> {
+    if (this.store.wakeups) await this.store.wakeups.schedule(this.logId, await durableNow(this.store, this.clock))
+  }
+
+  #answered(parked: ParkedRecord): boolean {
+    return [...this.state.questions.values()].some((q) => q.ask.toolCallId === parked.toolCallId && q.answer)
+  }
+
+  async #wakeParent(): Promise<void> {
+    const parent = this.state.parent
+    if (!parent || this.#parentWoken || !this.store.wakeups) return
+    await this.store.wakeups.schedule(parent.sessionId, await durableNow(this.store, this.clock))
+    this.#parentWoken = true
+  }
+
+  /**
+   * Cancels the wakeup of a session that waits for an answer. An answer may land between
+   * our read of the log and the cancel, and its wakeup would be lost with it: so after the
+   * cancel, look at the tail again and make the session due at once if anything arrived
+   * (or if the tail cannot be read: a worker that finds nothing new only cancels again).
+   */
+  async #cancelUnlessAnswered(): Promise<void> {
+    const wakeups = this.store.wakeups
+    if (!wakeups) return
+    await wakeups.cancel(this.logId)
+    let arrived: boolean
+    try {
+      arrived = (await this.store.read(this.logId, { after: this.state.nextSeq - 1, limit: 1 })).length > 0
+    } catch (error) {
+      await this.dueNow().catch(() => {})
+      throw error
+    }
+    if (arrived) await this.dueNow()
+  }
+}
