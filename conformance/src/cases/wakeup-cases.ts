@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
-import type { WakeupStore } from '@tanstack/ai-harness'
+import { MAX_TIME_MS, type WakeupStore } from '@tanstack/ai-harness/store'
 import { defineCase } from '../case.js'
+import { LOOK_ALIKE_IDS } from './log-id-cases.js'
 
 const wakeupsOf = (store: { wakeups?: WakeupStore }): WakeupStore => {
   assert.ok(store.wakeups, 'the store has no wakeups')
@@ -93,19 +94,151 @@ export const wakeupCases = [
     },
   }),
   defineCase({
+    id: 'wakeup.claim-original-time',
+    title: 'each claimed wakeup reports the time it was due, not the end of its hold; a wakeup that comes back reports the time its hold ended',
+    requires: ['wakeups'],
+    async run({ store, clock }) {
+      const w = wakeupsOf(store)
+      const now = clock.now()
+      const times = [now - 5000, now - 1234, now - 1, now]
+      for (const [i, at] of times.entries()) await w.schedule(`s${i}`, at)
+      const claimed = await w.claim(10, 7000)
+      assert.deepEqual(
+        claimed,
+        times.map((at, i) => ({ logId: `s${i}`, at })),
+      )
+      clock.advance(7000)
+      const again = await w.claim(10, 7000)
+      assert.deepEqual(
+        again,
+        times.map((_, i) => ({ logId: `s${i}`, at: now + 7000 })),
+        'a claim that comes back is due at the end of its hold',
+      )
+    },
+  }),
+  defineCase({
+    id: 'wakeup.cancel-exact',
+    title: "cancel removes exactly that session's wakeup: cancel('a') leaves 'ab', 'a ', ' a', 'A', 'a/b' and the other look-alikes",
+    requires: ['wakeups'],
+    async run({ store, clock }) {
+      const w = wakeupsOf(store)
+      const ids = ['a', 'ab', 'a ', ' a', 'A', 'a/b', 'a:', 'a%', 'a\u0301', 'ba', '\u00e0']
+      for (const [i, id] of ids.entries()) await w.schedule(id, clock.now() - 100 + i)
+      await w.cancel('a')
+      assert.deepEqual(
+        (await w.due(100)).map((x) => x.logId),
+        ids.slice(1),
+      )
+      await w.cancel('a/b')
+      await w.cancel('b')
+      assert.deepEqual(
+        (await w.due(100)).map((x) => x.logId),
+        ids.filter((id) => id !== 'a' && id !== 'a/b'),
+      )
+    },
+  }),
+  defineCase({
+    id: 'wakeup.id.exact',
+    title: 'wakeups of look-alike ids (spaces, normal forms, case) are separate, and due reports each id exactly as scheduled',
+    requires: ['wakeups'],
+    async run({ store, clock }) {
+      const w = wakeupsOf(store)
+      const now = clock.now()
+      for (const [i, id] of LOOK_ALIKE_IDS.entries()) await w.schedule(id, now - 1000 + i)
+      assert.deepEqual(
+        await w.due(1000),
+        LOOK_ALIKE_IDS.map((logId, i) => ({ logId, at: now - 1000 + i })),
+      )
+      await w.cancel(LOOK_ALIKE_IDS[0]!)
+      const claimed = await w.claim(1000, 60_000)
+      assert.deepEqual(
+        claimed.map((x) => x.logId),
+        LOOK_ALIKE_IDS.slice(1),
+      )
+    },
+  }),
+  defineCase({
+    id: 'wakeup.schedule-clears-hold',
+    title: "schedule replaces a claimed wakeup: the claim's hold no longer hides it, earlier or later than the hold's end",
+    requires: ['wakeups'],
+    async run({ store, openStore, clock }) {
+      const w = wakeupsOf(store)
+      const other = wakeupsOf(await openStore())
+      const now = clock.now()
+      await w.schedule('early', now - 10)
+      await w.schedule('later', now - 10)
+      assert.equal((await w.claim(10, 60_000)).length, 2)
+      assert.deepEqual(await other.due(10), [], 'claimed wakeups are held')
+      await other.schedule('early', now - 5)
+      await other.schedule('later', now + 1000)
+      assert.deepEqual(await w.due(10), [{ logId: 'early', at: now - 5 }], 'a wakeup scheduled again is due at its new time')
+      assert.deepEqual(await other.claim(10, 60_000), [{ logId: 'early', at: now - 5 }])
+      clock.advance(1000)
+      assert.deepEqual(await w.claim(10, 60_000), [{ logId: 'later', at: now + 1000 }], 'the hold of the first claim is gone')
+    },
+  }),
+  defineCase({
+    id: 'wakeup.sub-ms',
+    title: 'wakeup times may have fractions of a ms: a store keeps them to the ms or better and never reports one before its time',
+    requires: ['wakeups'],
+    async run({ store, clock }) {
+      const w = wakeupsOf(store)
+      const now = clock.now()
+      const plan = [
+        ['half', now + 1500.5],
+        ['quarter', now + 250.25],
+        ['whole', now + 999],
+        ['tiny', now + 0.001],
+      ] as const
+      for (const [id, at] of plan) await w.schedule(id, at)
+      for (const [id, at] of [...plan].sort((a, b) => a[1] - b[1])) {
+        clock.set(Math.floor(at))
+        const early = (await w.due(10)).filter((x) => x.logId === id)
+        if (Math.floor(at) < at) assert.deepEqual(early, [], `${id} (at ${at - now} ms) is reported at ${Math.floor(at) - now} ms`)
+        clock.set(Math.floor(at) + 1)
+        const due = (await w.due(10)).find((x) => x.logId === id)
+        assert.ok(due, `${id} (at ${at - now} ms) is not due 1 ms later`)
+        assert.ok(due.at >= at && due.at <= Math.floor(at) + 1, `${id} is reported due at ${due.at - now} ms, scheduled at ${at - now} ms`)
+      }
+    },
+  }),
+  defineCase({
+    id: 'wakeup.time-range',
+    title: 'wakeups at time 0 and at MAX_TIME_MS (the end of the JavaScript Date range) are kept and reported exactly',
+    requires: ['wakeups'],
+    async run({ store, clock }) {
+      const w = wakeupsOf(store)
+      await w.schedule('epoch', 0)
+      await w.schedule('end', MAX_TIME_MS)
+      assert.deepEqual(await w.due(10), [{ logId: 'epoch', at: 0 }])
+      clock.set(MAX_TIME_MS - 1)
+      assert.deepEqual(
+        (await w.due(10)).map((x) => x.logId),
+        ['epoch'],
+      )
+      clock.set(MAX_TIME_MS)
+      assert.deepEqual(await w.due(10), [
+        { logId: 'epoch', at: 0 },
+        { logId: 'end', at: MAX_TIME_MS },
+      ])
+    },
+  }),
+  defineCase({
     id: 'wakeup.claim-race',
     title: 'workers claiming at once never take the same wakeup',
     requires: ['wakeups', 'races'],
-    async run({ store, openStore, clock, concurrency }) {
+    async run({ store, openRacer, clock, concurrency }) {
       const w = wakeupsOf(store)
-      const total = concurrency * 3
-      for (let i = 0; i < total; i++) await w.schedule(`s${i}`, clock.now() - total + i)
-      const workers = await Promise.all(Array.from({ length: concurrency }, () => openStore()))
-      const claimed = (await Promise.all(workers.map((s) => wakeupsOf(s).claim(4, 60_000)))).flat()
-      const ids = claimed.map((x) => x.logId)
-      assert.equal(new Set(ids).size, ids.length, `a wakeup was claimed twice: ${ids.join(',')}`)
-      const rest = await w.claim(total, 60_000)
-      assert.equal(ids.length + rest.length, total, 'every wakeup is claimed once')
+      const workers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
+      for (let round = 0; round < 3; round++) {
+        const total = concurrency * 3
+        for (let i = 0; i < total; i++) await w.schedule(`r${round}s${i}`, clock.now() - total + i)
+        const claimed = (await Promise.all(workers.map((s) => wakeupsOf(s).claim(4, 60_000)))).flat()
+        const ids = claimed.map((x) => x.logId)
+        assert.equal(new Set(ids).size, ids.length, `round ${round}: a wakeup was claimed twice: ${ids.join(',')}`)
+        const rest = await w.claim(total, 60_000)
+        assert.equal(ids.length + rest.length, total, `round ${round}: every wakeup is claimed once`)
+      }
       await Promise.all(workers.map((s) => s.close?.()))
     },
   }),

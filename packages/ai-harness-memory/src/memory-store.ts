@@ -1,8 +1,9 @@
 import {
-  assertExpectedSeq,
-  assertLogId,
+  type AppendOptions,
   type AppendResult,
+  assertLogId,
   type Clock,
+  DEFAULT_MAX_LOG_ID_BYTES,
   HarnessError,
   type HarnessStore,
   LeaseHeldError,
@@ -11,13 +12,13 @@ import {
   type LogEntry,
   LogConflictError,
   type LogRecord,
-  prepareBatch,
+  prepareAppend,
   type ReadOptions,
   type StoreLimits,
   systemClock,
   type Wakeup,
   type WakeupStore,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 
 /**
  * The data behind one or more memory store instances. Share one between instances to
@@ -29,10 +30,16 @@ export interface MemoryData {
   readonly logs: Map<string, string[]>
   readonly leases: Map<string, { owner: string; fence: number; expiresAt: number; held: boolean }>
   readonly wakeups: Map<string, number>
+  /**
+   * The last fence handed out, for every session of the data set: fences only grow, so a
+   * lease taken after `delete` (which forgets the session's lease) still has a greater
+   * fence than every lease before it.
+   */
+  readonly fences: { last: number }
 }
 
 export function createMemoryData(): MemoryData {
-  return { logs: new Map(), leases: new Map(), wakeups: new Map() }
+  return { logs: new Map(), leases: new Map(), wakeups: new Map(), fences: { last: 0 } }
 }
 
 export interface MemoryStoreOptions {
@@ -46,15 +53,17 @@ export interface MemoryStoreOptions {
 export const MEMORY_DEFAULT_LIMITS: StoreLimits = {
   maxRecordBytes: 256 * 1024,
   maxBatchBytes: 1024 * 1024,
+  maxLogIdBytes: DEFAULT_MAX_LOG_ID_BYTES,
 }
 
 /** Yields to the event loop so concurrent callers interleave as they would against a server. */
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
- * An in-process store: the reference implementation of the store contract.
- * Each operation reads and writes in one synchronous step after an event-loop turn,
- * so concurrent async writers see compare-and-set conflicts, never half a batch.
+ * An in-process store: the reference implementation of the store contract, fenced
+ * appends included. Each operation reads and writes in one synchronous step after an
+ * event-loop turn, so concurrent async writers see compare-and-set conflicts, never half
+ * a batch. Its data lives in this process: other processes cannot share it.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   readonly leases: LeaseStore
@@ -67,14 +76,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 
   const leases: LeaseStore = {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await tick()
       const now = clock.now()
       const current = data.leases.get(logId)
       if (current?.held && current.expiresAt > now && current.owner !== owner) {
         throw new LeaseHeldError(logId, current.expiresAt)
       }
-      const next = { owner, fence: (current?.fence ?? 0) + 1, expiresAt: now + ttlMs, held: true }
+      const next = { owner, fence: ++data.fences.last, expiresAt: now + ttlMs, held: true }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },
@@ -101,12 +110,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 
   const wakeups: WakeupStore = {
     async schedule(logId, at) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       if (!Number.isFinite(at)) throw new HarnessError('INVALID_ARGUMENT', 'A wakeup time must be a finite number of ms since the epoch.')
       await tick()
       data.wakeups.set(logId, at)
     },
     async cancel(logId) {
+      assertLogId(logId, limits)
       await tick()
       data.wakeups.delete(logId)
     },
@@ -128,12 +138,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     data,
     leases,
     wakeups,
-    async append(logId: string, expectedSeq: number, records: readonly LogRecord[]): Promise<AppendResult> {
-      assertLogId(logId)
-      assertExpectedSeq(expectedSeq)
-      const batch = prepareBatch(records, limits)
+    async append(logId: string, expectedSeq: number, records: readonly LogRecord[], appendOptions?: AppendOptions): Promise<AppendResult> {
+      const batch = prepareAppend(logId, expectedSeq, records, limits, appendOptions)
       if (batch.json.length === 0) return { nextSeq: expectedSeq }
       await tick()
+      // The fence and the seq are checked in the same synchronous step as the write.
+      const lease = appendOptions?.lease
+      if (lease) {
+        const current = data.leases.get(logId)
+        if (!current?.held || current.owner !== lease.owner || current.fence !== lease.fence) {
+          throw new LeaseLostError(logId, 'is not the current lease of the session (it was taken over, released, or the session was deleted), so the append was refused')
+        }
+      }
       const log = data.logs.get(logId) ?? []
       const nextSeq = log.length + 1
       if (nextSeq !== expectedSeq) throw new LogConflictError(logId, expectedSeq, nextSeq)
@@ -142,7 +158,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       return { nextSeq: nextSeq + batch.json.length }
     },
     async read(logId: string, readOptions: ReadOptions = {}): Promise<LogEntry[]> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await tick()
       const log = data.logs.get(logId) ?? []
       const after = Math.max(0, readOptions.after ?? 0)
@@ -152,7 +168,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       return entries
     },
     async delete(logId: string): Promise<void> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await tick()
       data.logs.delete(logId)
       data.leases.delete(logId)
@@ -174,5 +190,6 @@ export function dumpMemoryData(data: MemoryData): string {
     logs: [...data.logs],
     leases: [...data.leases],
     wakeups: [...data.wakeups],
+    fences: data.fences,
   })
 }

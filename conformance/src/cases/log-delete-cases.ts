@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict'
+import type { HarnessStore, LogRecord, StoreLimits } from '@tanstack/ai-harness/store'
+import { defineCase, expectCode, readFrom, readLog } from '../case.js'
+
+const OLD_MARKER = 'deleted-log-marker-c41d'
+
+/**
+ * A log of about 2000 records in 170 batches and over 1 MiB (a few large records among
+ * small ones), written by two instances: more items than one page of any store's
+ * internal listing (25, 100, 1000 items, 1 MB).
+ */
+async function writeBigLog(writers: readonly HarnessStore[], limits: StoreLimits): Promise<number> {
+  const large = Math.min(limits.maxRecordBytes, limits.maxBatchBytes) - 200
+  const largeCount = Math.ceil((1.1 * 1024 * 1024) / large)
+  let next = 1
+  for (let b = 0; b < 170; b++) {
+    const size = 1 + ((b * 7) % 23)
+    const batch: LogRecord[] = Array.from({ length: size }, (_, i) => ({ type: 'test.old', marker: OLD_MARKER, b, i }))
+    if (b % Math.floor(170 / largeCount) === 0) batch.splice(0, batch.length, { type: 'test.old', marker: OLD_MARKER, b, i: 0, pad: 'o'.repeat(large) })
+    const { nextSeq } = await writers[b % writers.length]!.append('s', next, batch)
+    next = nextSeq
+  }
+  return next
+}
+
+export const logDeleteCases = [
+  defineCase({
+    id: 'log.delete.large',
+    title:
+      'deleting a log of 160+ batches and over 1 MiB from one instance empties it for every instance, warm caches included: old seqs conflict everywhere, and the id starts again at 1 with only new records',
+    async run({ store, openStore, limits }) {
+      const instances = [store, ...(await Promise.all([openStore(), openStore(), openStore()]))]
+      const [a, b, c, d] = instances as [HarnessStore, HarnessStore, HarnessStore, HarnessStore]
+      const oldNext = await writeBigLog([a, b], limits)
+      // Warm every cache an instance may keep: full reads, pages, tails.
+      for (const instance of instances) {
+        assert.equal((await readFrom(instance, 's')).length, oldNext - 1)
+        await readFrom(instance, 's', 0, 100)
+        await instance.read('s', { after: oldNext - 3, limit: 10 })
+        await instance.read('s', { after: 500, limit: 10 })
+      }
+      await c.delete('s')
+      for (const [i, instance] of instances.entries()) {
+        assert.deepEqual(await instance.read('s'), [], `instance ${i} reads the deleted log`)
+        assert.deepEqual(await instance.read('s', { after: 500, limit: 10 }), [], `instance ${i} reads a page of the deleted log`)
+        assert.deepEqual(await instance.read('s', { after: oldNext - 3, limit: 10 }), [], `instance ${i} reads the tail of the deleted log`)
+      }
+      for (const [i, instance] of instances.entries()) {
+        for (const seq of [oldNext, oldNext - 1, 2]) {
+          await expectCode(instance.append('s', seq, [{ type: 'test.stale', i, seq }]), 'LOG_CONFLICT', `instance ${i} appending at ${seq} after the delete`)
+        }
+      }
+      for (const instance of instances) assert.deepEqual(await readLog(instance, 's'), [], 'a stale append after the delete landed')
+      // The id starts over at 1, from an instance that knew the old log.
+      const fresh: LogRecord[] = [
+        { type: 'test.new', n: 1 },
+        { type: 'test.new', n: 2 },
+      ]
+      assert.equal((await a.append('s', 1, fresh)).nextSeq, 3)
+      assert.equal((await b.append('s', 3, [{ type: 'test.new', n: 3 }])).nextSeq, 4)
+      const expected = [...fresh, { type: 'test.new', n: 3 }]
+      for (const [i, instance] of instances.entries()) {
+        assert.deepEqual(await readLog(instance, 's'), expected, `instance ${i} reads the new log`)
+        assert.deepEqual(await instance.read('s', { after: 3, limit: 100 }), [], `instance ${i} reads past the new log's end`)
+        assert.deepEqual(await instance.read('s', { after: 500, limit: 10 }), [], `instance ${i} reads where the old log was`)
+      }
+      await expectCode(d.append('s', oldNext, [{ type: 'test.stale' }]), 'LOG_CONFLICT', 'the old next seq on the new log')
+      assert.equal((await d.append('s', 4, [{ type: 'test.new', n: 4 }])).nextSeq, 5)
+      assert.equal((await readLog(c, 's')).length, 4)
+    },
+  }),
+  defineCase({
+    id: 'log.delete.no-trace',
+    title: 'a deleted log of 160+ batches and over 1 MiB leaves none of its records in the raw store',
+    requires: ['dump'],
+    async run({ store, openStore, limits, dump }) {
+      await writeBigLog([store, await openStore()], limits)
+      await store.append('kept', 1, [{ type: 'test.kept' }])
+      assert.ok((await dump()).includes(OLD_MARKER), 'the dump shows the records before the delete')
+      await store.delete('s')
+      const raw = await dump()
+      assert.ok(!raw.includes(OLD_MARKER), 'the dump still holds records of the deleted log')
+      assert.deepEqual(await readLog(store, 'kept'), [{ type: 'test.kept' }])
+    },
+  }),
+]
