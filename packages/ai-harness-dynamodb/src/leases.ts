@@ -1,5 +1,14 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, type Clock, HarnessError, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  type Lease,
+  LeaseHeldError,
+  LeaseLostError,
+  type LeaseStore,
+  type StoreLimits,
+} from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, LEASE_SK, numberAttr } from './keys.js'
 import { type Send, isConditionFailed } from './transient.js'
 
@@ -8,6 +17,7 @@ export interface LeaseContext {
   readonly keys: KeyLayout
   readonly send: Send
   readonly clock: Clock
+  readonly limits: StoreLimits
 }
 
 const NAMES = { '#o': ATTR.owner, '#f': ATTR.fence, '#x': ATTR.expiresAt, '#h': ATTR.held }
@@ -30,7 +40,7 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore {
 
   return {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, ctx.limits)
       assertTtl(ttlMs)
       if (typeof owner !== 'string' || owner === '') throw new HarnessError('INVALID_ARGUMENT', 'A lease owner must be a non-empty string.')
       const now = ctx.clock.now()

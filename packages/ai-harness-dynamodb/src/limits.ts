@@ -1,4 +1,4 @@
-import type { StoreLimits } from '@tanstack/ai-harness'
+import type { StoreLimits } from '@tanstack/ai-harness/store'
 import { MAX_PARTITION_KEY_BYTES } from './keys.js'
 
 /** DynamoDB's item size limit: 400 KB, counting attribute names and values. */
@@ -14,6 +14,8 @@ export const DYNAMODB_DEFAULT_LIMITS: StoreLimits = {
   maxRecordBytes: 390_000,
   maxBatchBytes: 390_000,
   maxBatchRecords: 10_000,
+  // Half of DynamoDB's 2048-byte partition key, the rest for the namespace.
+  maxLogIdBytes: 1024,
 }
 
 /** Bytes an item can take beyond its records' JSON: names, keys, count, separators. */

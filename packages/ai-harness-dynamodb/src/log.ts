@@ -10,7 +10,7 @@ import {
   prepareBatch,
   type ReadOptions,
   type StoreLimits,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { ATTR, batchSk, FIRST_BATCH_SK, firstSeqOf, type KeyLayout, LAST_BATCH_SK, numberAttr, stringAttr } from './keys.js'
 import { type Send, isConditionFailed } from './transient.js'
 
@@ -81,14 +81,16 @@ export async function appendBatch(
   expectedSeq: number,
   records: readonly LogRecord[],
 ): Promise<AppendResult> {
-  assertLogId(logId)
+  assertLogId(logId, ctx.limits)
   assertExpectedSeq(expectedSeq)
   const pk = ctx.keys.pk(logId)
   const batch = prepareBatch(records, ctx.limits)
   if (batch.json.length === 0) return { nextSeq: expectedSeq }
 
-  // Seq 1 is always a boundary; otherwise trust only a boundary we have seen.
-  if (expectedSeq !== 1 && ctx.tails.get(logId) !== expectedSeq) {
+  // Seq 1 is always a boundary. Any other seq must be the log's tail right now: a boundary
+  // this instance saw (its tail cache) is gone once another instance deleted the log, and a
+  // PutItem there would land in the emptied partition, so it is read again every time.
+  if (expectedSeq !== 1) {
     const tail = await readTail(ctx, pk)
     ctx.tails.set(logId, tail)
     if (tail !== expectedSeq) throw new LogConflictError(logId, expectedSeq, tail)
@@ -173,7 +175,7 @@ function queryBatches(ctx: LogContext, pk: string, q: BatchQuery): Promise<Query
  * batch that starts at or before it), then forward pages follow `LastEvaluatedKey`.
  */
 export async function readEntries(ctx: LogContext, logId: string, options: ReadOptions = {}): Promise<LogEntry[]> {
-  assertLogId(logId)
+  assertLogId(logId, ctx.limits)
   const pk = ctx.keys.pk(logId)
   const after = Math.max(0, Math.floor(options.after ?? 0))
   // DynamoDB takes whole numbers only; round up as a slice by `after + limit` would.

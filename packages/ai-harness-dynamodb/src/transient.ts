@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
 
 /** Error names DynamoDB uses when it sheds load: always worth another try after a pause. */
 const THROTTLING = new Set([

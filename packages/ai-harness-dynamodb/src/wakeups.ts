@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, type Clock, HarnessError, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { assertLogId, type Clock, HarnessError, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, numberAttr, stringAttr, WAKEUP_INDEX, WAKEUP_SK } from './keys.js'
 import { type Send, isConditionFailed } from './transient.js'
 
@@ -9,6 +9,7 @@ export interface WakeupContext {
   readonly keys: KeyLayout
   readonly send: Send
   readonly clock: Clock
+  readonly limits: StoreLimits
 }
 
 interface DueCandidate extends Wakeup {
@@ -55,7 +56,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
 
   return {
     async schedule(logId, at) {
-      assertLogId(logId)
+      assertLogId(logId, ctx.limits)
       if (typeof at !== 'number' || !Number.isFinite(at)) {
         throw new HarnessError('INVALID_ARGUMENT', 'A wakeup time must be a finite number of ms since the epoch.')
       }
@@ -71,7 +72,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
     },
 
     async cancel(logId) {
-      assertLogId(logId)
+      assertLogId(logId, ctx.limits)
       const pk = ctx.keys.pk(logId)
       await ctx.send((client) => client.send(new DeleteItemCommand({ TableName: ctx.tableName, Key: key(pk) })))
     },

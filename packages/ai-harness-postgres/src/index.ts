@@ -8,6 +8,7 @@ import {
   assertExpectedSeq,
   assertLogId,
   type Clock,
+  DEFAULT_MAX_LOG_ID_BYTES,
   HarnessError,
   type HarnessStore,
   type Lease,
@@ -25,7 +26,7 @@ import {
   type Wakeup,
   type WakeupStore,
   withRetry,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { createDriver, type Driver, type PostgresClient, type Row } from './driver.js'
 import { runMigrations } from './migrations.js'
 import { statements, tableNames } from './sql.js'
@@ -42,6 +43,8 @@ export { isTransientPostgresError } from './transient.js'
 export const POSTGRES_DEFAULT_LIMITS: StoreLimits = {
   maxRecordBytes: 256 * 1024,
   maxBatchBytes: 1024 * 1024,
+  // A text key in a btree index; far below PostgreSQL's ~2700-byte index row limit.
+  maxLogIdBytes: DEFAULT_MAX_LOG_ID_BYTES,
 }
 
 export interface PostgresStoreOptions {
@@ -162,7 +165,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   const leases: LeaseStore = {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       const ttl = wholeMs(ttlMs, 'ttlMs')
       const [row] = await run('lease acquire', () => driver.query(sql.acquireLease, [logId, owner, now(), ttl]))
       if (row) return toLease(logId, owner, row)
@@ -183,12 +186,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   const wakeups: WakeupStore = {
     async schedule(logId, at) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       // Rounded up: a wakeup is "no earlier than at".
       const when = wholeMs(at, 'A wakeup time')
       await run('wakeup schedule', () => driver.query(sql.scheduleWakeup, [logId, when]))
     },
     async cancel(logId) {
+      assertLogId(logId, limits)
       await run('wakeup cancel', () => driver.query(sql.cancelWakeup, [logId]))
     },
     async due(limit) {
@@ -208,7 +212,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     wakeups,
 
     async append(logId: string, expectedSeq: number, records: readonly LogRecord[]): Promise<AppendResult> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       assertExpectedSeq(expectedSeq)
       // Every limit is checked before the database sees a byte.
       const batch = prepareBatch(records, limits)
@@ -230,7 +234,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     async read(logId: string, readOptions: ReadOptions = {}): Promise<LogEntry[]> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       const after = Math.max(0, Math.floor(readOptions.after ?? 0))
       const limit = readOptions.limit === undefined ? null : Math.max(0, Math.floor(readOptions.limit))
       const last = limit === null ? Number.MAX_SAFE_INTEGER : after + limit
@@ -239,7 +243,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     async delete(logId: string): Promise<void> {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await run('delete', () =>
         driver.transaction(async (tx) => {
           await tx.query(sql.deleteHead, [logId])

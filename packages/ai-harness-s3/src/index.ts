@@ -7,13 +7,14 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import {
   assertLogId,
   type Clock,
+  HarnessError,
   type HarnessStore,
   type LeaseStore,
   type StoreLimits,
   systemClock,
   type WakeupStore,
-} from '@tanstack/ai-harness'
-import { keyLayout } from './keys.js'
+} from '@tanstack/ai-harness/store'
+import { keyLayout, maxLogIdBytesFor } from './keys.js'
 import { leaseStore } from './leases.js'
 import { logStore } from './log.js'
 import { objectIO, type RetrySettings } from './objects.js'
@@ -50,7 +51,8 @@ export interface S3StoreOptions {
 
 /**
  * The same limits as the memory and PostgreSQL stores, so an app moving between them
- * meets the same refusals. A batch is one object, far below S3's 5 GB single PUT.
+ * meets the same refusals. A batch is one object, far below S3's 5 GB single PUT. A store
+ * also declares `maxLogIdBytes`, from its prefix: see {@link maxLogIdBytesFor}.
  */
 export const S3_DEFAULT_LIMITS: StoreLimits = {
   maxRecordBytes: 256 * 1024,
@@ -80,12 +82,18 @@ export function s3Store(options: S3StoreOptions): S3Store {
   const ownsClient = options.client === undefined
   const client = options.client ?? new S3Client({ maxAttempts: 1, ...options.clientConfig })
   const clock = options.clock ?? systemClock
-  const limits: StoreLimits = { ...S3_DEFAULT_LIMITS, ...options.limits }
   const keys = keyLayout(options.prefix ?? '')
+  const limits: StoreLimits = { ...S3_DEFAULT_LIMITS, maxLogIdBytes: maxLogIdBytesFor(keys.root), ...options.limits }
+  if (limits.maxLogIdBytes! > maxLogIdBytesFor(keys.root)) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `limits.maxLogIdBytes may be at most ${maxLogIdBytesFor(keys.root)} under the prefix ${JSON.stringify(keys.root)}: every key must fit S3's 1024 bytes, and an id's characters may take 5 bytes each once escaped. Use a shorter prefix or leave maxLogIdBytes out.`,
+    )
+  }
   const io = objectIO(client, options.bucket, options.retry)
   const log = logStore(io, keys, limits, Math.max(1, options.readConcurrency ?? 8))
-  const leases = leaseStore(io, keys, clock)
-  const wakeups = wakeupStore(io, keys, clock)
+  const leases = leaseStore(io, keys, clock, limits)
+  const wakeups = wakeupStore(io, keys, clock, limits)
 
   return {
     limits,
@@ -95,7 +103,7 @@ export function s3Store(options: S3StoreOptions): S3Store {
     append: log.append,
     read: log.read,
     async delete(logId) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       await log.deleteLog(logId)
       await wakeups.remove(logId)
       await io.delete(keys.lease(logId))
@@ -107,5 +115,5 @@ export function s3Store(options: S3StoreOptions): S3Store {
 }
 
 export { isTransientS3Error, isPreconditionFailure } from './s3-errors.js'
-export { encodeId, keyLayout, type KeyLayout } from './keys.js'
+export { encodeId, keyLayout, maxLogIdBytesFor, type KeyLayout } from './keys.js'
 export type { RetrySettings } from './objects.js'

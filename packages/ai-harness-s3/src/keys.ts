@@ -1,3 +1,5 @@
+import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness/store'
+
 /**
  * Every object key the store writes, in one place. Under the store's prefix `P`:
  *
@@ -5,7 +7,7 @@
  * P log/<id>/<batch:12>            one append batch; batch numbers are dense from 1
  * P lease/<id>                     the session's lease (owner, fence, expiry)
  * P wakeup/<id>                    the session's wakeup: { at, tag } (the source of truth)
- * P due/<at:15>/<id>/<tag>         the same wakeup, listable by due time from the key alone
+ * P due/<at:16>/<id>/<tag>         the same wakeup, listable by due time from the key alone
  * ```
  *
  * `<id>` is the log id escaped so that it never contains `/` and two ids never share an
@@ -14,9 +16,25 @@
 
 /** Width of a batch number: lexical order equals numeric order up to 10^12 batches. */
 const BATCH_DIGITS = 12
-/** Width of a due time in ms since the epoch: up to the year 33658. */
-const TIME_DIGITS = 15
-export const MAX_DUE_TIME = 10 ** TIME_DIGITS - 1
+/** Width of a due time in ms since the epoch: every time up to MAX_TIME_MS (the year 275760). */
+const TIME_DIGITS = 16
+export const MAX_DUE_TIME = MAX_TIME_MS
+/** A due key's tag: the write time (16 digits), `-`, 12 hex digits. */
+export const TAG_LENGTH = 16 + 1 + 12
+/** S3's longest key, in bytes of UTF-8. */
+const MAX_KEY_BYTES = 1024
+/** The longest key beyond the prefix and the encoded id: `due/<time>/<id>/<tag>`. */
+const LONGEST_KEY_REST = 'due/'.length + TIME_DIGITS + 1 + 1 + TAG_LENGTH
+/** An encoded id takes at most 5 bytes per byte of the id's UTF-8 (`~` and 4 hex digits for an ASCII character). */
+const ENCODED_BYTES_PER_ID_BYTE = 5
+
+/**
+ * The longest log id (UTF-8 bytes) whose every key fits S3's 1024 bytes under `prefix`,
+ * whatever its characters: the `maxLogIdBytes` a store on that prefix declares.
+ */
+export function maxLogIdBytesFor(prefix: string): number {
+  return Math.floor((MAX_KEY_BYTES - utf8Length(normalizePrefix(prefix)) - LONGEST_KEY_REST) / ENCODED_BYTES_PER_ID_BYTE)
+}
 
 // Kept as-is; every other UTF-16 unit becomes `~` and four hex digits. Working on code
 // units (not UTF-8) keeps even lone surrogates distinct.
@@ -69,7 +87,7 @@ export function keyLayout(prefix: string) {
     due: (at: number, logId: string, tag: string) => `${duePrefix}${String(at).padStart(TIME_DIGITS, '0')}/${encodeId(logId)}/${tag}`,
     /** Reads a due key back, or undefined for a key this layout did not write. */
     parseDue(key: string): DueKey | undefined {
-      const match = /^(\d{15})\/([A-Za-z0-9_~-]+)\/([A-Za-z0-9_-]+)$/.exec(key.slice(duePrefix.length))
+      const match = /^(\d{16})\/([A-Za-z0-9_~-]+)\/([A-Za-z0-9_-]+)$/.exec(key.slice(duePrefix.length))
       if (!key.startsWith(duePrefix) || !match) return undefined
       return { at: Number(match[1]), logId: decodeId(match[2]!), tag: match[3]! }
     },

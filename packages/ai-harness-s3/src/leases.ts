@@ -1,4 +1,13 @@
-import { assertLogId, type Clock, HarnessError, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  type Lease,
+  LeaseHeldError,
+  LeaseLostError,
+  type LeaseStore,
+  type StoreLimits,
+} from '@tanstack/ai-harness/store'
 import type { KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 
@@ -18,7 +27,7 @@ const ROUNDS = 16
  * before (or `If-None-Match: *` for the first lease). A write that loses the race reads
  * the object again and decides from what it finds.
  */
-export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock): LeaseStore {
+export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock, limits: StoreLimits): LeaseStore {
   const load = async (logId: string) => {
     const stored = await io.get(keys.lease(logId))
     return stored ? { stored, state: JSON.parse(stored.body) as LeaseState } : undefined
@@ -32,7 +41,7 @@ export function leaseStore(io: ObjectIO, keys: KeyLayout, clock: Clock): LeaseSt
 
   return {
     async acquire(logId, owner, ttlMs) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(logId)
         const now = clock.now()

@@ -9,7 +9,7 @@ import {
   prepareBatch,
   type ReadOptions,
   type StoreLimits,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import type { KeyLayout } from './keys.js'
 import { type Listed, mapBounded, type ObjectIO, type StoredText } from './objects.js'
 
@@ -142,16 +142,16 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   }
 
   async function append(logId: string, expectedSeq: number, records: readonly LogRecord[]): Promise<AppendResult> {
-    assertLogId(logId)
+    assertLogId(logId, limits)
     assertExpectedSeq(expectedSeq)
     const prepared = prepareBatch(records, limits)
     if (prepared.json.length === 0) return { nextSeq: expectedSeq }
-    let tail = tails.get(logId)
-    if (!tail || tail.nextSeq !== expectedSeq) {
-      tail = await readTail(logId, tail)
-      tails.set(logId, tail)
-      if (tail.nextSeq !== expectedSeq) throw new LogConflictError(logId, expectedSeq, tail.nextSeq)
-    }
+    // The cached tail is only where listing starts: the log may have been deleted (and begun
+    // again) by another instance since, and a PUT of the next batch would then land in the
+    // emptied log. So the tail is listed again for every append.
+    const tail = await readTail(logId, tails.get(logId))
+    tails.set(logId, tail)
+    if (tail.nextSeq !== expectedSeq) throw new LogConflictError(logId, expectedSeq, tail.nextSeq)
     const batch = tail.batch + 1
     const key = keys.batch(logId, batch)
     const body = batchBody(expectedSeq, prepared.json)
@@ -177,7 +177,7 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
   }
 
   async function read(logId: string, options: ReadOptions = {}): Promise<LogEntry[]> {
-    assertLogId(logId)
+    assertLogId(logId, limits)
     const after = Math.max(0, Math.floor(options.after ?? 0))
     const limit = options.limit ?? Number.POSITIVE_INFINITY
     if (limit <= 0) return []

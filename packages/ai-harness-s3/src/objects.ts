@@ -6,7 +6,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { HarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { HarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import { isNotFound, isPreconditionFailure, isTransientS3Error } from './s3-errors.js'
 
 /** A stored object's text and ETag. */

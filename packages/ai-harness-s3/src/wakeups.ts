@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { assertLogId, type Clock, HarnessError, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { assertLogId, type Clock, HarnessError, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
 import { type DueKey, type KeyLayout, MAX_DUE_TIME } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 
@@ -27,9 +27,14 @@ const DEBRIS_AGE_MS = 10 * 60_000
  * key's delete. A crash can leave an extra due key (a spurious wakeup, harmless: the
  * worker finds nothing to do), never a lost one.
  */
-export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): WakeupStore & { remove(logId: string): Promise<void> } {
-  const newTag = () => `${String(Math.max(0, Math.floor(clock.now()))).padStart(15, '0')}-${randomBytes(6).toString('hex')}`
-  const writtenAt = (tag: string) => Number(tag.slice(0, 15))
+export function wakeupStore(
+  io: ObjectIO,
+  keys: KeyLayout,
+  clock: Clock,
+  limits: StoreLimits,
+): WakeupStore & { remove(logId: string): Promise<void> } {
+  const newTag = () => `${String(Math.max(0, Math.floor(clock.now()))).padStart(16, '0')}-${randomBytes(6).toString('hex')}`
+  const writtenAt = (tag: string) => Number(tag.slice(0, 16))
 
   const load = async (logId: string): Promise<{ stored: StoredText; state: WakeupState } | undefined> => {
     const stored = await io.get(keys.wakeup(logId))
@@ -70,7 +75,7 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
   /** Removes the session's wakeup: the due key first, so a crash in between leaves no spurious one. */
   async function remove(logId: string): Promise<void> {
-    assertLogId(logId)
+    assertLogId(logId, limits)
     const current = await load(logId)
     if (!current) return
     await io.delete(keys.due(current.state.at, logId, current.state.tag))
@@ -88,7 +93,7 @@ export function wakeupStore(io: ObjectIO, keys: KeyLayout, clock: Clock): Wakeup
 
   return {
     async schedule(logId, at) {
-      assertLogId(logId)
+      assertLogId(logId, limits)
       if (!Number.isFinite(at) || at < 0 || at > MAX_DUE_TIME) {
         throw new HarnessError('INVALID_ARGUMENT', `A wakeup time must be ms since the epoch between 0 and ${MAX_DUE_TIME}, not ${at}.`)
       }
