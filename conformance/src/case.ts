@@ -68,6 +68,32 @@ export async function expectCode<E = unknown>(promise: Promise<unknown>, code: s
   return error as E
 }
 
+/** Deep equality with a message that names what differs and shows both sides (cut to a readable length). */
+export function assertSame(actual: unknown, expected: unknown, what: string): void {
+  try {
+    assert.deepStrictEqual(actual, expected)
+  } catch {
+    const show = (value: unknown) => {
+      const text = JSON.stringify(value) ?? String(value)
+      return text.length > 400 ? `${text.slice(0, 400)}…` : text
+    }
+    assert.fail(`${what}: got ${show(actual)}, expected ${show(expected)}`)
+  }
+}
+
+/**
+ * The first append to a log that must be new. A LOG_CONFLICT here means the store
+ * already holds a log under that id: it merged two ids that must stay apart.
+ */
+export async function appendToNewLog(store: HarnessStore, logId: string, records: LogRecord[], why: string): Promise<void> {
+  try {
+    await store.append(logId, 1, records)
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'LOG_CONFLICT') throw error
+    assert.fail(`log ${JSON.stringify(logId)} already holds records before its first append: ${why}`)
+  }
+}
+
 /** `count` small records of type `type`, each tagged so a reader can tell batches apart. */
 export function records(count: number, tag: string, type = 'test.record'): LogRecord[] {
   return Array.from({ length: count }, (_, i) => ({ type, tag, i }))
@@ -81,7 +107,11 @@ export function checkPage(page: readonly LogEntry[], after: number, limit: numbe
   assert.ok(Array.isArray(page), `${what}: read must return an array of entries`)
   if (limit !== undefined) assert.ok(page.length <= limit, `${what}: a page of ${page.length} entries for limit ${limit}`)
   page.forEach((entry, i) => {
-    assert.equal(entry?.seq, after + 1 + i, `${what}: entry ${i} of the page after ${after} has seq ${entry?.seq}, not ${after + 1 + i} (pages are dense from after + 1)`)
+    assert.equal(
+      entry?.seq,
+      after + 1 + i,
+      `${what}: entry ${i} of the page after ${after} has seq ${entry?.seq}, not ${after + 1 + i} (pages are dense from after + 1)`,
+    )
   })
   if (available !== undefined && available > 0 && (limit === undefined || limit > 0)) {
     assert.ok(page.length > 0, `${what}: an empty page after ${after} while ${available} entries follow (only an empty page ends a log)`)
@@ -93,7 +123,13 @@ export function checkPage(page: readonly LogEntry[], after: number, limit: numbe
  * must: pages of at most `limit` (when given), possibly shorter, until an empty page.
  * Checks each page (dense, ascending, within the limit).
  */
-export async function readFrom(store: HarnessStore, logId: string, after = 0, limit?: number, what = `log ${JSON.stringify(logId)}`): Promise<LogEntry[]> {
+export async function readFrom(
+  store: HarnessStore,
+  logId: string,
+  after = 0,
+  limit?: number,
+  what = `log ${JSON.stringify(logId)}`,
+): Promise<LogEntry[]> {
   const out: LogEntry[] = []
   for (let pages = 0; ; pages++) {
     assert.ok(pages < 200_000, `${what}: reading never reached an empty page`)

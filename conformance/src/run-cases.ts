@@ -46,6 +46,8 @@ export interface CaseResult {
   readonly error?: unknown
   /** For a skipped case: the store's stated reason. */
   readonly reason?: string
+  /** Wall time of the case, setup and cleanup included. */
+  readonly ms?: number
 }
 
 /** Problems with the options themselves; each one fails the run. */
@@ -86,7 +88,11 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
     const declared = options.skip?.[need]
     if (declared) return { skip: declared }
     const has =
-      need === 'dump' ? options.dump !== undefined : need === 'races' || need === 'fencing' ? true : probe[need as 'leases' | 'wakeups'] !== undefined
+      need === 'dump'
+        ? options.dump !== undefined
+        : need === 'races' || need === 'fencing'
+          ? true
+          : probe[need as 'leases' | 'wakeups'] !== undefined
     if (!has) {
       return {
         fail: `The store has no ${need}. Implement it, or declare skip: { ${need}: 'the reason' } so the gap is reported as skipped.`,
@@ -191,6 +197,12 @@ const sorted = (limits: StoreLimits) => Object.fromEntries(Object.entries(limits
 
 /** Runs one case to completion: passed, failed (with the error) or skipped (with the reason). */
 export async function runCase(options: ConformanceOptions, c: ConformanceCase, resources?: RunResources): Promise<CaseResult> {
+  const started = performance.now()
+  const result = await runCaseOnce(options, c, resources)
+  return { ...result, ms: Math.round(performance.now() - started) }
+}
+
+async function runCaseOnce(options: ConformanceOptions, c: ConformanceCase, resources?: RunResources): Promise<CaseResult> {
   let built: Awaited<ReturnType<typeof createCaseContext>>
   try {
     built = await createCaseContext(options, c, resources)

@@ -24,4 +24,3 @@ export function sizedBatch(total: number, maxRecord: number): LogRecord[] {
   }
   return batch
 }
-

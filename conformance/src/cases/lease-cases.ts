@@ -36,7 +36,12 @@ export const leaseCases = [
       clock.advance(TTL - 1)
       await expectCode(leases.acquire('s', 'host-b', TTL), 'LEASE_HELD', 'one ms before expiry')
       clock.advance(1)
-      const b = await leases.acquire('s', 'host-b', TTL)
+      const b = await leases.acquire('s', 'host-b', TTL).catch((error: { code?: string }) => {
+        if (error.code !== 'LEASE_HELD') throw error
+        assert.fail(
+          `the lease expired at ${a.expiresAt}, yet acquire at that time says it is held: a lease is live only while now < expiresAt`,
+        )
+      })
       assert.ok(b.fence > a.fence, `fence ${b.fence} after ${a.fence}`)
     },
   }),
@@ -122,18 +127,23 @@ export const leaseCases = [
   }),
   defineCase({
     id: 'lease.sub-second',
-    title: 'lease times are kept to the millisecond: a lease of 1.5 s taken at .250 holds until exactly .750 later, also after a renew of 0.8 s',
+    title:
+      'lease times are kept to the millisecond: a lease of 1.5 s taken at .250 holds until exactly .750 later, also after a renew of 0.8 s',
     requires: ['leases'],
     async run({ store, openStore, clock }) {
       const leases = leasesOf(store)
       const other = leasesOf(await openStore())
       clock.advance(250)
       const a = await leases.acquire('s', 'host-a', 1500)
-      assert.equal(a.expiresAt, clock.now() + 1500, 'expiresAt is now + ttl, to the ms')
+      assert.equal(a.expiresAt, clock.now() + 1500, `expiresAt is now + ttl to the ms (${clock.now() + 1500}), not ${a.expiresAt}`)
       clock.advance(1499)
       await expectCode(other.acquire('s', 'host-b', 1500), 'LEASE_HELD', '1 ms before expiry')
       const renewed = await leases.renew(a, 800)
-      assert.equal(renewed.expiresAt, clock.now() + 800, 'a renew sets now + ttl, to the ms')
+      assert.equal(
+        renewed.expiresAt,
+        clock.now() + 800,
+        `a renew sets now + ttl to the ms (${clock.now() + 800}), not ${renewed.expiresAt}`,
+      )
       clock.advance(799)
       await expectCode(other.acquire('s', 'host-b', 1500), 'LEASE_HELD', '1 ms before the renewed expiry')
       clock.advance(1)
@@ -152,7 +162,8 @@ export const leaseCases = [
   }),
   defineCase({
     id: 'lease.live-until-expiry',
-    title: 'a lease is live while now < expiresAt: held and renewable 1 ms before, expired at expiresAt exactly (acquire succeeds, renew is LEASE_LOST)',
+    title:
+      'a lease is live while now < expiresAt: held and renewable 1 ms before, expired at expiresAt exactly (acquire succeeds, renew is LEASE_LOST)',
     requires: ['leases'],
     async run({ store, openStore, clock }) {
       const leases = leasesOf(store)
@@ -161,7 +172,11 @@ export const leaseCases = [
       clock.set(a.expiresAt - 1)
       await expectCode(other.acquire('s', 'host-b', TTL), 'LEASE_HELD', 'at expiresAt - 1')
       const renewed = await leases.renew(a, TTL)
-      assert.equal(renewed.expiresAt, a.expiresAt - 1 + TTL)
+      assert.equal(
+        renewed.expiresAt,
+        a.expiresAt - 1 + TTL,
+        `a renew at expiresAt - 1 sets now + ttl (${a.expiresAt - 1 + TTL}), not ${renewed.expiresAt}`,
+      )
       clock.set(renewed.expiresAt - 1)
       await expectCode(other.acquire('s', 'host-b', TTL), 'LEASE_HELD', 'at the renewed expiresAt - 1')
       clock.set(renewed.expiresAt)
@@ -200,7 +215,12 @@ export const leaseCases = [
       const other = leasesOf(await openStore())
       const held = new Map<string, Lease>()
       for (const [i, id] of LOOK_ALIKE_IDS.entries()) {
-        const lease = await (i % 2 ? other : leases).acquire(id, `owner-${i}`, TTL)
+        const lease = await (i % 2 ? other : leases).acquire(id, `owner-${i}`, TTL).catch((error: { code?: string }) => {
+          if (error.code !== 'LEASE_HELD') throw error
+          assert.fail(
+            `the lease of ${JSON.stringify(id)} is held before anyone took it: the store treats it as the same session as a look-alike id`,
+          )
+        })
         assert.equal(lease.logId, id)
         held.set(id, lease)
       }
@@ -210,7 +230,8 @@ export const leaseCases = [
         assert.equal(renewed.fence, held.get(id)!.fence)
       }
       await leases.release(held.get('sess')!)
-      for (const id of LOOK_ALIKE_IDS.slice(1)) await expectCode(other.acquire(id, 'intruder', TTL), 'LEASE_HELD', `after releasing "sess", ${JSON.stringify(id)}`)
+      for (const id of LOOK_ALIKE_IDS.slice(1))
+        await expectCode(other.acquire(id, 'intruder', TTL), 'LEASE_HELD', `after releasing "sess", ${JSON.stringify(id)}`)
     },
   }),
   defineCase({

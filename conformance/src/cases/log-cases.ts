@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { type HarnessStore, type LogConflictError, type LogRecord, utf8Length } from '@tanstack/ai-harness/store'
-import { checkPage, defineCase, expectCode, readFrom, readLog, records } from '../case.js'
+import { appendToNewLog, assertSame, checkPage, defineCase, expectCode, readFrom, readLog, records } from '../case.js'
 import { sizedBatch, sizedRecord } from '../sized-records.js'
 
 const conflictSeq = (error: unknown) => (error as LogConflictError).actualNextSeq
@@ -55,7 +55,7 @@ export const logCases = [
       assert.deepEqual(await store.read('s'), [])
       await store.append('s', 1, records(1, 'a'))
       await expectCode(store.append('s', 3, records(1, 'future')), 'LOG_CONFLICT', 'append at 3 when next is 2')
-      assert.deepEqual(await readLog(store, 's'), records(1, 'a'))
+      assertSame(await readLog(store, 's'), records(1, 'a'), 'the log after a refused append')
     },
   }),
   defineCase({
@@ -108,8 +108,8 @@ export const logCases = [
       ]
       for (const [what, batch, code] of bad) {
         await expectCode(store.append('s', 2, batch), code, `batch with a record that is ${what}`)
+        assertSame(await readLog(store, 's'), records(1, 'before'), `the log after the refused batch with a record that is ${what}`)
       }
-      assert.deepEqual(await readLog(store, 's'), records(1, 'before'))
       await store.append('s', 2, records(1, 'after'))
       const raw = await dump()
       assert.ok(!raw.includes(marker), 'the dump holds bytes of a refused batch')
@@ -157,7 +157,8 @@ export const logCases = [
   }),
   defineCase({
     id: 'log.read.paging',
-    title: 'read pages with after/limit: dense from after + 1, at most limit, never empty before the end, also while appends land between pages',
+    title:
+      'read pages with after/limit: dense from after + 1, at most limit, never empty before the end, also while appends land between pages',
     async run({ store }) {
       for (let i = 0; i < 5; i++) await store.append('s', i * 5 + 1, records(5, `p${i}`))
       const seen: number[] = []
@@ -204,10 +205,7 @@ export const logCases = [
         seq += size
       }
       const all = await readFrom(store, 's')
-      assert.deepEqual(
-        all.map((e) => e.seq),
-        Array.from({ length: seq - 1 }, (_, i) => i + 1),
-      )
+      assert.equal(all.length, seq - 1, `reading the log of ${seq - 1} records page by page ended after ${all.length}`)
       assert.ok(
         all.every((e) => e.record.n === e.seq),
         'each record sits at its own seq',
@@ -239,7 +237,7 @@ export const logCases = [
     async run({ store }) {
       const ids = ['a', 'a1', 'A', 'a:b', 'a/b', 'a%2Fb', 'a b', 'a:1', 'a/', 'a%', 'ab', ' a', 'a\u00e9']
       for (const [index, id] of ids.entries()) {
-        await store.append(id, 1, [{ type: 't', id, index }])
+        await appendToNewLog(store, id, [{ type: 't', id, index }], 'the store treats it as the same log as a look-alike id')
       }
       for (const [index, id] of ids.entries()) {
         const entries = await store.read(id)
@@ -380,7 +378,10 @@ export const logCases = [
       await store.append('a', 1, [{ type: 't', again: true }])
       assert.deepEqual(await readLog(store, 'a'), [{ type: 't', again: true }])
       if (store.leases) {
-        await store.leases.acquire('a', 'someone-else', 60_000)
+        await store.leases.acquire('a', 'someone-else', 60_000).catch((error: { code?: string }) => {
+          if (error.code !== 'LEASE_HELD') throw error
+          assert.fail('the lease of the deleted session "a" is still held by its owner: delete removes the session\'s lease')
+        })
         await expectCode(store.leases.acquire('a1', 'someone-else', 60_000), 'LEASE_HELD', "look-alike's lease survives")
       }
       if (store.wakeups) {

@@ -16,8 +16,10 @@ async function writeBigLog(writers: readonly HarnessStore[], limits: StoreLimits
   for (let b = 0; b < 170; b++) {
     const size = 1 + ((b * 7) % 23)
     const batch: LogRecord[] = Array.from({ length: size }, (_, i) => ({ type: 'test.old', marker: OLD_MARKER, b, i }))
-    if (b % Math.floor(170 / largeCount) === 0) batch.splice(0, batch.length, { type: 'test.old', marker: OLD_MARKER, b, i: 0, pad: 'o'.repeat(large) })
+    if (b % Math.floor(170 / largeCount) === 0)
+      batch.splice(0, batch.length, { type: 'test.old', marker: OLD_MARKER, b, i: 0, pad: 'o'.repeat(large) })
     const { nextSeq } = await writers[b % writers.length]!.append('s', next, batch)
+    assert.equal(nextSeq, next + batch.length, `an append of ${batch.length} records at seq ${next} returned nextSeq ${nextSeq}`)
     next = nextSeq
   }
   return next
@@ -38,21 +40,35 @@ export const logDeleteCases = [
       const oldNext = await writeBigLog([a, b], limits, earlyNext)
       // Warm every cache an instance may keep: full reads, pages, tails.
       for (const instance of [a, b, c, d]) {
-        assert.equal((await readFrom(instance, 's')).length, oldNext - 1)
+        const read = (await readFrom(instance, 's')).length
+        assert.equal(read, oldNext - 1, `reading the log of ${oldNext - 1} records page by page ended after ${read}`)
         await readFrom(instance, 's', 0, 100)
         await instance.read('s', { after: oldNext - 3, limit: 10 })
         await instance.read('s', { after: 500, limit: 10 })
       }
       await c.delete('s')
       for (const [i, instance] of instances.entries()) {
-        assert.deepEqual(await instance.read('s'), [], `instance ${i} reads the deleted log`)
-        assert.deepEqual(await instance.read('s', { after: 500, limit: 10 }), [], `instance ${i} reads a page of the deleted log`)
-        assert.deepEqual(await instance.read('s', { after: oldNext - 3, limit: 10 }), [], `instance ${i} reads the tail of the deleted log`)
+        for (const [what, options] of [
+          ['the deleted log', {}],
+          ['a page of the deleted log (after 500)', { after: 500, limit: 10 }],
+          [`the tail of the deleted log (after ${oldNext - 3})`, { after: oldNext - 3, limit: 10 }],
+        ] as const) {
+          const left = await instance.read('s', options)
+          assert.equal(left.length, 0, `instance ${i} still reads ${left.length} entries of ${what}, from seq ${left[0]?.seq}`)
+        }
       }
-      await expectCode(early.append('s', earlyNext, [{ type: 'test.stale' }]), 'LOG_CONFLICT', 'the instance that knew an early end of the log')
+      await expectCode(
+        early.append('s', earlyNext, [{ type: 'test.stale' }]),
+        'LOG_CONFLICT',
+        'the instance that knew an early end of the log',
+      )
       for (const [i, instance] of instances.entries()) {
         for (const seq of [oldNext, oldNext - 1, earlyNext, 2]) {
-          await expectCode(instance.append('s', seq, [{ type: 'test.stale', i, seq }]), 'LOG_CONFLICT', `instance ${i} appending at ${seq} after the delete`)
+          await expectCode(
+            instance.append('s', seq, [{ type: 'test.stale', i, seq }]),
+            'LOG_CONFLICT',
+            `instance ${i} appending at ${seq} after the delete`,
+          )
         }
       }
       for (const instance of instances) assert.deepEqual(await readLog(instance, 's'), [], 'a stale append after the delete landed')

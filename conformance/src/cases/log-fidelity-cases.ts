@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import type { LogRecord } from '@tanstack/ai-harness/store'
-import { defineCase, readLog } from '../case.js'
+import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
+import { assertSame, defineCase, readFrom, readLog } from '../case.js'
 
 /** Strings that are not well-formed UTF-16. JSON text keeps them as `\ud800` escapes; a store that keeps the text keeps them. */
 const LONE: LogRecord[] = [
@@ -17,7 +17,8 @@ const LONE: LogRecord[] = [
 function codeUnits(value: unknown): unknown {
   if (typeof value === 'string') return Array.from({ length: value.length }, (_, i) => value.charCodeAt(i).toString(16))
   if (Array.isArray(value)) return value.map(codeUnits)
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [String(codeUnits(k)), codeUnits(v)]))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [String(codeUnits(k)), codeUnits(v)]))
   return value
 }
 
@@ -30,7 +31,11 @@ export const logFidelityCases = [
       await store.append('s', 4, LONE.slice(3))
       for (const reader of [store, await openStore()]) {
         const back = await readLog(reader, 's')
-        assert.deepEqual(codeUnits(back), codeUnits(LONE), 'the records changed on the way through the store')
+        assert.deepEqual(
+          codeUnits(back),
+          codeUnits(LONE),
+          'the records changed on the way through the store (their code units, in hex): lone surrogates must come back as they were, never as U+FFFD',
+        )
         assert.deepEqual(back, LONE)
       }
       const page = await store.read('s', { after: 5, limit: 2 })
@@ -48,26 +53,32 @@ export const logFidelityCases = [
       const copy = structuredClone(first)
       await store.append('s', 1, first)
       // The caller reuses its objects.
-      first[0]!.type = 'changed'
-      ;(first[0]!.nested as { list: number[] }).list.push(3)
-      ;((first[0]!.nested as { deep: { s: string } }).deep as { s: string }).s = 'b'
-      ;(first[1]!.list as Array<{ x: number }>)[0]!.x = 99
+      const [a, b] = first as [LogRecord, LogRecord]
+      a.type = 'changed'
+      ;(a.nested as { list: number[] }).list.push(3)
+      ;(a.nested as { deep: { s: string } }).deep.s = 'b'
+      ;(b.list as Array<{ x: number }>)[0]!.x = 99
       first.push({ type: 'extra' })
-      assert.deepEqual(await readLog(store, 's'), copy, 'changing the appended objects changed the log')
-      // A reader changes what it got.
-      const page = await store.read('s')
-      page[0]!.record.type = 'mutated'
-      ;(page[0]!.record.nested as { list: number[] }).list.length = 0
-      ;(page[1]!.record.list as Array<{ x: number }>)[0]!.x = -1
-      ;(page as { seq: number }[])[0]!.seq = 42
-      page.reverse()
-      page.push({ seq: 3, record: { type: 'pushed' } })
-      assert.deepEqual(await readLog(store, 's'), copy, 'changing what read returned changed the log')
+      assertSame(await readLog(store, 's'), copy, 'changing the appended objects changed the log')
+      // A reader changes what it got: the records, then the entries and the page.
+      const [one, two] = (await store.read('s')) as [LogEntry, LogEntry]
+      one.record.type = 'mutated'
+      ;(one.record.nested as { list: number[] }).list.length = 0
+      ;(two.record.list as Array<{ x: number }>)[0]!.x = -1
+      assertSame(await readLog(store, 's'), copy, 'changing the records read returned changed the log')
+      const again = await store.read('s')
+      ;(again as { seq: number }[])[0]!.seq = 42
+      again.reverse()
+      again.push({ seq: 3, record: { type: 'pushed' } })
+      assertSame(
+        (await readFrom(store, 's')).map((e) => e.seq),
+        [1, 2],
+        'changing the entries read returned changed the seqs',
+      )
       const paged = await store.read('s', { after: 0, limit: 1 })
       paged[0]!.record.n = 100
       assert.deepEqual(await readLog(store, 's'), copy, 'changing a page changed the log')
-      const again = await store.read('s', { after: 0, limit: 1 })
-      assert.equal(again[0]!.record.n, 1)
+      assert.equal((await store.read('s', { after: 0, limit: 1 }))[0]!.record.n, 1, 'changing a page changed the next page')
     },
   }),
 ]

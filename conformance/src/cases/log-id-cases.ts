@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { type HarnessStore, utf8Length } from '@tanstack/ai-harness/store'
-import { type CaseContext, defineCase, expectCode, readLog } from '../case.js'
+import { appendToNewLog, assertSame, type CaseContext, defineCase, expectCode, readLog } from '../case.js'
 
 /**
  * Ids that a store which trims, normalises (NFC, NFD, NFKC), folds case or drops
@@ -103,14 +103,17 @@ export const logIdCases = [
     id: 'log.id.exact',
     title: 'log ids are exact strings: no trimming, no Unicode normalisation (NFC, NFD, NFKC), no case folding, no dropped characters',
     async run({ store, openStore }) {
-      for (const [index, id] of LOOK_ALIKE_IDS.entries()) await store.append(id, 1, [{ type: 't', id, index }])
+      const merged =
+        'the store treats it as the same log as a look-alike id (log ids are exact strings: no trimming, normalising or case folding)'
+      for (const [index, id] of LOOK_ALIKE_IDS.entries()) await appendToNewLog(store, id, [{ type: 't', id, index }], merged)
       const other = await openStore()
       for (const [index, id] of LOOK_ALIKE_IDS.entries()) {
-        assert.deepEqual(await readLog(other, id), [{ type: 't', id, index }], `log ${JSON.stringify(id)} holds only its own record`)
+        assertSame(await readLog(other, id), [{ type: 't', id, index }], `log ${JSON.stringify(id)}`)
       }
       await store.delete('sess')
       assert.deepEqual(await readLog(other, 'sess'), [])
-      for (const id of LOOK_ALIKE_IDS.slice(1)) assert.equal((await readLog(other, id)).length, 1, `deleting "sess" left ${JSON.stringify(id)}`)
+      for (const id of LOOK_ALIKE_IDS.slice(1))
+        assert.equal((await readLog(other, id)).length, 1, `deleting "sess" left ${JSON.stringify(id)}`)
     },
   }),
   defineCase({
@@ -118,7 +121,10 @@ export const logIdCases = [
     title: "ids up to the store's declared maxLogIdBytes are kept whole: long ids that differ only in their last byte never share a log",
     async run({ store, openStore, maxLogIdBytes }) {
       const ids = longIds(maxLogIdBytes)
-      for (const [index, id] of ids.entries()) await store.append(id, 1, [{ type: 't', index }])
+      for (const [index, id] of ids.entries()) {
+        const merged = `the store keeps only part of this ${utf8Length(id)}-byte id (it must keep ids up to its declared maxLogIdBytes, ${maxLogIdBytes}, whole)`
+        await appendToNewLog(store, id, [{ type: 't', index }], merged)
+      }
       const other = await openStore()
       for (const [index, id] of ids.entries()) {
         const what = `the id of ${utf8Length(id)} bytes ending ${JSON.stringify(id.slice(-6))}`

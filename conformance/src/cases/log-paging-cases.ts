@@ -19,7 +19,7 @@ export async function writeLargeLog(store: HarnessStore, logId: string, sizes = 
       const count = Math.min(left, maxBatchRecords)
       const batch: LogRecord[] = Array.from({ length: count }, (_, i) => ({ type: 'test.page', n: next + i }))
       const { nextSeq } = await store.append(logId, next, batch)
-      assert.equal(nextSeq, next + count, `append of ${count} records at ${next} returns the next seq`)
+      assert.equal(nextSeq, next + count, `an append of ${count} records at seq ${next} returned nextSeq ${nextSeq}, not ${next + count}`)
       next += count
       left -= count
       boundaries.push(next - 1)
@@ -29,6 +29,9 @@ export async function writeLargeLog(store: HarnessStore, logId: string, sizes = 
 }
 
 function assertWhole(entries: readonly LogEntry[], total: number, what: string): void {
+  if (entries.length < total) {
+    assert.fail(`${what}: the read ended after ${entries.length} of ${total} entries (an empty page came before the end of the log)`)
+  }
   assert.equal(entries.length, total, `${what}: ${entries.length} of ${total} entries`)
   entries.forEach((entry, i) => {
     if (entry.seq !== i + 1 || entry.record.n !== i + 1) {
@@ -72,7 +75,8 @@ export const logPagingCases = [
   }),
   defineCase({
     id: 'log.read.paging-boundaries',
-    title: 'pages of 1 and 2 that start just before, at and after every batch boundary (and every seq where stores cut pages) hold exactly the right entries',
+    title:
+      'pages of 1 and 2 that start just before, at and after every batch boundary (and every seq where stores cut pages) hold exactly the right entries',
     async run({ store, limits }) {
       const { total, boundaries } = await writeLargeLog(store, 's', BATCH_SIZES, limits.maxBatchRecords)
       // Also the page sizes stores cut at internally, as seqs.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { defineCase, expectCode, readLog } from '../case.js'
+import { appendToNewLog, assertSame, defineCase, expectCode, readLog } from '../case.js'
 
 const TTL = 30_000
 
@@ -10,8 +10,9 @@ export const namespaceCases = [
     title: 'two namespaces alive at once never share a log: same ids, separate seqs, separate deletes',
     async run({ store, openNamespace }) {
       const second = await openNamespace()
-      await store.append('s', 1, [{ type: 't', ns: 1 }])
-      await second.store.append('s', 1, [{ type: 't', ns: 2 }])
+      const shared = 'the same id in the other namespace already has a log: namespaces share data'
+      await appendToNewLog(store, 's', [{ type: 't', ns: 1 }], shared)
+      await appendToNewLog(second.store, 's', [{ type: 't', ns: 2 }], shared)
       await second.store.append('s', 2, [{ type: 't', ns: 2, n: 2 }])
       await expectCode(store.append('s', 3, [{ type: 't' }]), 'LOG_CONFLICT', "the first namespace's next seq is its own")
       assert.deepEqual(await readLog(store, 's'), [{ type: 't', ns: 1 }])
@@ -28,7 +29,10 @@ export const namespaceCases = [
     async run({ store, openNamespace, clock }) {
       const second = await openNamespace()
       const a = await store.leases!.acquire('s', 'host-a', TTL)
-      const b = await second.store.leases!.acquire('s', 'host-b', TTL)
+      const b = await second.store.leases!.acquire('s', 'host-b', TTL).catch((error: { code?: string }) => {
+        if (error.code !== 'LEASE_HELD') throw error
+        assert.fail('the lease of "s" in a second namespace is held by the first namespace\'s owner: namespaces share leases')
+      })
       await store.leases!.release(a)
       await expectCode(second.store.leases!.acquire('s', 'host-c', TTL), 'LEASE_HELD', 'the second namespace keeps its lease')
       clock.advance(TTL / 2)
@@ -50,14 +54,22 @@ export const namespaceCases = [
       await first.schedule('one', now - 20)
       await other.schedule('s', now - 25)
       await other.schedule('two', now - 10)
-      assert.deepEqual(await first.due(10), [
-        { logId: 's', at: now - 30 },
-        { logId: 'one', at: now - 20 },
-      ])
-      assert.deepEqual(await other.due(10), [
-        { logId: 's', at: now - 25 },
-        { logId: 'two', at: now - 10 },
-      ])
+      assertSame(
+        await first.due(10),
+        [
+          { logId: 's', at: now - 30 },
+          { logId: 'one', at: now - 20 },
+        ],
+        'due in the first namespace (two namespaces alive at once)',
+      )
+      assertSame(
+        await other.due(10),
+        [
+          { logId: 's', at: now - 25 },
+          { logId: 'two', at: now - 10 },
+        ],
+        'due in the second namespace',
+      )
       assert.deepEqual(
         (await other.claim(10, 60_000)).map((x) => x.logId),
         ['s', 'two'],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { MAX_TIME_MS, type WakeupStore } from '@tanstack/ai-harness/store'
-import { defineCase } from '../case.js'
+import { assertSame, defineCase } from '../case.js'
 import { LOOK_ALIKE_IDS } from './log-id-cases.js'
 
 const wakeupsOf = (store: { wakeups?: WakeupStore }): WakeupStore => {
@@ -20,11 +20,15 @@ export const wakeupCases = [
       await w.schedule('second', now - 10)
       await w.schedule('first', now - 20)
       await w.schedule('third', now)
-      assert.deepEqual(await w.due(10), [
-        { logId: 'first', at: now - 20 },
-        { logId: 'second', at: now - 10 },
-        { logId: 'third', at: now },
-      ])
+      assertSame(
+        await w.due(10),
+        [
+          { logId: 'first', at: now - 20 },
+          { logId: 'second', at: now - 10 },
+          { logId: 'third', at: now },
+        ],
+        'the wakeups due, oldest first, each with its time',
+      )
       assert.deepEqual(
         (await w.due(2)).map((x) => x.logId),
         ['first', 'second'],
@@ -95,7 +99,8 @@ export const wakeupCases = [
   }),
   defineCase({
     id: 'wakeup.claim-original-time',
-    title: 'each claimed wakeup reports the time it was due, not the end of its hold; a wakeup that comes back reports the time its hold ended',
+    title:
+      'each claimed wakeup reports the time it was due, not the end of its hold; a wakeup that comes back reports the time its hold ended',
     requires: ['wakeups'],
     async run({ store, clock }) {
       const w = wakeupsOf(store)
@@ -103,16 +108,17 @@ export const wakeupCases = [
       const times = [now - 5000, now - 1234, now - 1, now]
       for (const [i, at] of times.entries()) await w.schedule(`s${i}`, at)
       const claimed = await w.claim(10, 7000)
-      assert.deepEqual(
+      assertSame(
         claimed,
         times.map((at, i) => ({ logId: `s${i}`, at })),
+        'a claim reports each wakeup with the time it was due',
       )
       clock.advance(7000)
       const again = await w.claim(10, 7000)
-      assert.deepEqual(
+      assertSame(
         again,
         times.map((_, i) => ({ logId: `s${i}`, at: now + 7000 })),
-        'a claim that comes back is due at the end of its hold',
+        'a claim that came back is due at the end of its first hold',
       )
     },
   }),
@@ -125,15 +131,17 @@ export const wakeupCases = [
       const ids = ['a', 'ab', 'a ', ' a', 'A', 'a/b', 'a:', 'a%', 'a\u0301', 'ba', '\u00e0']
       for (const [i, id] of ids.entries()) await w.schedule(id, clock.now() - 100 + i)
       await w.cancel('a')
-      assert.deepEqual(
+      assertSame(
         (await w.due(100)).map((x) => x.logId),
         ids.slice(1),
+        "after cancel('a'), the wakeups due",
       )
       await w.cancel('a/b')
       await w.cancel('b')
-      assert.deepEqual(
+      assertSame(
         (await w.due(100)).map((x) => x.logId),
         ids.filter((id) => id !== 'a' && id !== 'a/b'),
+        "after cancel('a/b') and cancel('b'), the wakeups due",
       )
     },
   }),
@@ -145,15 +153,17 @@ export const wakeupCases = [
       const w = wakeupsOf(store)
       const now = clock.now()
       for (const [i, id] of LOOK_ALIKE_IDS.entries()) await w.schedule(id, now - 1000 + i)
-      assert.deepEqual(
+      assertSame(
         await w.due(1000),
         LOOK_ALIKE_IDS.map((logId, i) => ({ logId, at: now - 1000 + i })),
+        'the wakeups of look-alike ids, each as scheduled',
       )
       await w.cancel(LOOK_ALIKE_IDS[0]!)
       const claimed = await w.claim(1000, 60_000)
-      assert.deepEqual(
+      assertSame(
         claimed.map((x) => x.logId),
         LOOK_ALIKE_IDS.slice(1),
+        `after cancel(${JSON.stringify(LOOK_ALIKE_IDS[0])}), the wakeups claimed`,
       )
     },
   }),
@@ -172,9 +182,9 @@ export const wakeupCases = [
       await other.schedule('early', now - 5)
       await other.schedule('later', now + 1000)
       assert.deepEqual(await w.due(10), [{ logId: 'early', at: now - 5 }], 'a wakeup scheduled again is due at its new time')
-      assert.deepEqual(await other.claim(10, 60_000), [{ logId: 'early', at: now - 5 }])
+      assertSame(await other.claim(10, 60_000), [{ logId: 'early', at: now - 5 }], 'a claim of the wakeup scheduled again')
       clock.advance(1000)
-      assert.deepEqual(await w.claim(10, 60_000), [{ logId: 'later', at: now + 1000 }], 'the hold of the first claim is gone')
+      assertSame(await w.claim(10, 60_000), [{ logId: 'later', at: now + 1000 }], 'at its new time, with the hold of the first claim gone')
     },
   }),
   defineCase({
@@ -209,7 +219,11 @@ export const wakeupCases = [
     async run({ store, clock }) {
       const w = wakeupsOf(store)
       await w.schedule('epoch', 0)
-      await w.schedule('end', MAX_TIME_MS)
+      await w.schedule('end', MAX_TIME_MS).catch((error: Error) => {
+        assert.fail(
+          `schedule at MAX_TIME_MS (${MAX_TIME_MS}, the end of the Date range) failed: ${error.message}. Every store keeps times in [0, MAX_TIME_MS].`,
+        )
+      })
       assert.deepEqual(await w.due(10), [{ logId: 'epoch', at: 0 }])
       clock.set(MAX_TIME_MS - 1)
       assert.deepEqual(

@@ -20,7 +20,14 @@ export type RacerMethod = (typeof RACER_METHODS)[number]
 
 export type RacerRequest =
   | { readonly id: number; readonly op: 'open'; readonly module: string; readonly namespace: string; readonly now: number }
-  | { readonly id: number; readonly op: 'call'; readonly store: number; readonly method: RacerMethod; readonly args: unknown[]; readonly now: number }
+  | {
+      readonly id: number
+      readonly op: 'call'
+      readonly store: number
+      readonly method: RacerMethod
+      readonly args: unknown[]
+      readonly now: number
+    }
   | { readonly id: number; readonly op: 'close'; readonly store: number }
 
 export interface OpenedStore {

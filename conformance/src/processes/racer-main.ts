@@ -24,7 +24,9 @@ async function factoryOf(module: string): Promise<Factory> {
     found = import(module).then((loaded: { createStore?: unknown; default?: unknown }) => {
       const factory = loaded.createStore ?? loaded.default
       if (typeof factory !== 'function') {
-        throw new Error(`The processes module ${module} exports no createStore function (export function createStore({ namespace, clock }) { … }).`)
+        throw new Error(
+          `The processes module ${module} exports no createStore function (export function createStore({ namespace, clock }) { … }).`,
+        )
       }
       return factory as Factory
     })
@@ -50,9 +52,12 @@ async function handle(request: RacerRequest): Promise<unknown> {
   }
   entry.clock.set(request.now)
   const [group, name] = request.method.includes('.') ? request.method.split('.') : [undefined, request.method]
-  const target = (group ? entry.store[group as 'leases' | 'wakeups'] : entry.store) as unknown as Record<string, (...args: unknown[]) => unknown>
+  const target = (group ? entry.store[group as 'leases' | 'wakeups'] : entry.store) as unknown as Record<
+    string,
+    (...args: unknown[]) => unknown
+  >
   if (!target || typeof target[name!] !== 'function') throw new Error(`The store has no ${request.method}.`)
-  return await target[name!]!(...request.args)
+  return await target[name]!(...request.args)
 }
 
 function onMessage(request: RacerRequest): void {

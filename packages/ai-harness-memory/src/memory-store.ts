@@ -147,7 +147,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       if (lease) {
         const current = data.leases.get(logId)
         if (!current?.held || current.owner !== lease.owner || current.fence !== lease.fence) {
-          throw new LeaseLostError(logId, 'is not the current lease of the session (it was taken over, released, or the session was deleted), so the append was refused')
+          throw new LeaseLostError(
+            logId,
+            'is not the current lease of the session (it was taken over, released, or the session was deleted), so the append was refused',
+          )
         }
       }
       const log = data.logs.get(logId) ?? []

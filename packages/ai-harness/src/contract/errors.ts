@@ -105,7 +105,9 @@ export class RecordTooLargeError extends HarnessError {
     const advice =
       declared?.minimum !== undefined && limit < declared.minimum
         ? `The store declares limits.${declared.name} = ${limit}, below the ${declared.minimum} every store must accept: fix the store's limits declaration, not the app.`
-        : 'Store large data elsewhere and log its id instead.'
+        : declared?.name === 'maxBatchRecords'
+          ? 'Append fewer records at once.'
+          : 'Store large data elsewhere and log its id instead.'
     super('RECORD_TOO_LARGE', over + advice)
     this.name = 'RecordTooLargeError'
     this.bytes = bytes

@@ -49,7 +49,10 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
     json.push(text)
   })
   if (bytes > limits.maxBatchBytes) {
-    throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes, { name: 'maxBatchBytes', minimum: MIN_STORE_LIMITS.maxBatchBytes })
+    throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes, {
+      name: 'maxBatchBytes',
+      minimum: MIN_STORE_LIMITS.maxBatchBytes,
+    })
   }
   return { json, bytes }
 }
