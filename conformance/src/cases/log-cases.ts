@@ -397,8 +397,8 @@ export const logCases = [
     title: 'several instances appending at the same expected seq: exactly one wins',
     requires: ['races'],
     async run({ openRacer, store, concurrency }) {
+      const writers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
       for (let round = 0; round < 3; round++) {
-        const writers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
         const base = round * 2 + 1
         const outcomes = await Promise.allSettled(writers.map((w, i) => w.append('s', base, records(2, `r${round}w${i}`))))
         const winners = outcomes.filter((o) => o.status === 'fulfilled')
@@ -406,8 +406,8 @@ export const logCases = [
         for (const o of outcomes) {
           if (o.status === 'rejected') assert.equal((o.reason as { code?: string }).code, 'LOG_CONFLICT', String(o.reason))
         }
-        await Promise.all(writers.map((w) => (w === store ? undefined : w.close?.())))
       }
+      await Promise.all(writers.map((w) => w.close?.()))
       const log = await readLog(store, 's')
       assert.equal(log.length, 6)
       for (let i = 0; i < 6; i += 2) assert.equal(log[i]!.tag, log[i + 1]!.tag, 'a batch stays together')
