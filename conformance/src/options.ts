@@ -15,7 +15,7 @@ export interface StoreContext {
   /**
    * Unique per case (and per extra namespace a case opens): put every table, key or prefix
    * of the case under it. It is short and plain, `c` then letters, digits and `_` (at most
-   * 45 characters), e.g. `c1a2b3c4d5e6f_log_read_paging`, so it fits a schema, table or
+   * 44 characters), e.g. `c1a2b3c4d5e6f_log_read_paging`, so it fits a schema, table or
    * key name as it is. Two namespaces never share data.
    */
   readonly namespace: string
