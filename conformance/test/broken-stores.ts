@@ -386,7 +386,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'returns one entry more than limit': {
-    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries', 'log.delete.large'],
+    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries'],
     says: 'a page of 5 entries for limit 4',
     make: (store) => ({
       ...store,
@@ -619,7 +619,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- delete -----------------------------------------------------------------------
   'deletes only the first 1000 records of a log': {
-    fails: ['log.delete.large', 'log.delete.no-trace'],
+    fails: ['log.delete.large'],
     says: 'entries of the deleted log',
     make: (store, { data }) => ({
       ...store,
@@ -633,7 +633,7 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'trusts a per-instance tail cache that another instance’s delete leaves stale': {
     fails: ['log.delete.large'],
-    says: 'the instance that knew an early end of the log: expected an error with code LOG_CONFLICT',
+    says: 'after the delete: expected an error with code LOG_CONFLICT',
     make: (store, { data }) => {
       // As a key-value store with a conditional put per batch: a seq this instance saw
       // end a batch is written to directly, checking only that no row holds it yet.

@@ -244,7 +244,7 @@ export const wakeupCases = [
     async run({ store, openRacer, clock, concurrency }) {
       const w = wakeupsOf(store)
       const workers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 2; round++) {
         const total = concurrency * 3
         for (let i = 0; i < total; i++) await w.schedule(`r${round}s${i}`, clock.now() - total + i)
         const claimed = (await Promise.all(workers.map((s) => wakeupsOf(s).claim(4, 60_000)))).flat()
