@@ -174,8 +174,10 @@ const GUARDED: Record<string, readonly string[]> = {
  * with the code it expected from a rejection.
  */
 export function guardStore(store: HarnessStore, broken: Error[]): HarnessStore {
+  // A plain object of the contract's members, each called on the store itself (a class
+  // with private fields keeps working).
   const wrap = <T extends object>(target: T, group: string): T => {
-    const out = Object.create(target) as Record<string, unknown>
+    const out: Record<string, unknown> = {}
     for (const name of GUARDED[group]!) {
       const method = (target as Record<string, unknown>)[name]
       if (typeof method !== 'function') continue
@@ -200,9 +202,12 @@ export function guardStore(store: HarnessStore, broken: Error[]): HarnessStore {
     return out as T
   }
   const guarded = wrap(store, '') as HarnessStore & Record<string, unknown>
-  return Object.defineProperties(guarded, {
-    limits: { value: store.limits, enumerable: true },
-    leases: { value: store.leases && wrap(store.leases, 'leases'), enumerable: true },
-    wakeups: { value: store.wakeups && wrap(store.wakeups, 'wakeups'), enumerable: true },
+  return Object.assign(guarded, {
+    limits: store.limits,
+    leases: store.leases && wrap(store.leases, 'leases'),
+    wakeups: store.wakeups && wrap(store.wakeups, 'wakeups'),
+    close: async () => {
+      await store.close?.()
+    },
   })
 }

@@ -34,9 +34,16 @@ export interface ProcessesOption {
   /**
    * `'process'` (default): each racer is a child process (`child_process.fork`): its own
    * event loop, heap and connections. `'thread'`: a worker thread, cheaper to start, but it
-   * shares the process (use it only for stores whose instances share nothing in memory).
+   * shares the process (use it only for stores whose instances share nothing in memory), and on
+   * Node 20 it needs a JavaScript module: worker threads run no `--import` loader.
    */
   kind?: 'process' | 'thread'
+  /**
+   * How many racers to start (default: `concurrency`, at most 4). The race writers are spread
+   * over them in turn, so with fewer racers than writers each racer runs several, which also
+   * interleave at every `await` as they would in one process.
+   */
+  count?: number
   /**
    * Node options of each racer. Default: none for a `.js`/`.mjs` module; for a `.ts`
    * module, `--import` of `tsx` resolved from the module's own folder (add `tsx` to its

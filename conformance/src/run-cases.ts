@@ -70,6 +70,10 @@ export function optionProblems(options: ConformanceOptions): string[] {
   if (options.limits !== undefined) problems.push(...storeLimitsProblems(options.limits).map((p) => `options.limits: ${p}`))
   if (options.processes !== undefined) {
     if (options.skip?.races) problems.push('processes runs the race cases in other processes, but skip.races skips them: choose one.')
+    const { count } = options.processes
+    if (count !== undefined && !(Number.isSafeInteger(count) && count >= 2)) {
+      problems.push(`processes.count must be a whole number of at least 2, not ${String(count)}: one racer races nobody.`)
+    }
     if (options.processes.kind !== undefined && options.processes.kind !== 'process' && options.processes.kind !== 'thread') {
       problems.push(`processes.kind is 'process' or 'thread', not ${JSON.stringify(options.processes.kind)}.`)
     }
@@ -113,7 +117,7 @@ export function runResources(options: ConformanceOptions): RunResources {
   return {
     racers() {
       if (!options.processes) throw new Error('no processes option')
-      pool ??= new RacerPool(options.processes, options.concurrency ?? 8)
+      pool ??= new RacerPool(options.processes, options.processes.count ?? Math.min(options.concurrency ?? 8, 4))
       return pool
     },
     async close() {

@@ -1,5 +1,5 @@
 import { allCases, type CaseResult, runConformanceCases } from '@tanstack/ai-harness-conformance'
-import { MIN_STORE_LIMITS } from '@tanstack/ai-harness/store'
+import { type HarnessStore, MIN_STORE_LIMITS } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { brokenStores, correct, optionsFor } from './broken-stores.js'
 import { fileStoreOptions } from './custom-store/file-store-options.js'
@@ -29,6 +29,45 @@ describe('what a store may do differently passes', () => {
       expect(failures(results)).toEqual([])
     })
   }
+})
+
+describe('a store as a class', () => {
+  it('keeps its methods called on the store itself, private fields included', async () => {
+    let opened = 0
+    let closed = 0
+    class ClassStore {
+      readonly #inner: HarnessStore
+      constructor(inner: HarnessStore) {
+        this.#inner = inner
+        opened++
+      }
+      get limits() {
+        return this.#inner.limits
+      }
+      append(...args: Parameters<HarnessStore['append']>) {
+        return this.#inner.append(...args)
+      }
+      read(...args: Parameters<HarnessStore['read']>) {
+        return this.#inner.read(...args)
+      }
+      delete(logId: string) {
+        return this.#inner.delete(logId)
+      }
+      async close() {
+        await this.#inner.close?.()
+        closed++
+      }
+    }
+    const results = await runConformanceCases(
+      optionsFor('class', (store) => new ClassStore(store), { skip: { leases: 'a class without', wakeups: 'a class without' } }),
+      {
+        only: ['log.append.first-batch', 'log.read.paging', 'log.delete.large'],
+      },
+    )
+    expect(failures(results)).toEqual([])
+    expect(results.map((r) => r.status)).toEqual(['passed', 'passed', 'passed'])
+    expect(closed, 'every instance was closed, on itself').toBe(opened)
+  })
 })
 
 describe('declare or fail', () => {
@@ -129,6 +168,33 @@ describe('options', () => {
 
 describe('races in other processes', () => {
   const raceCases = idsRequiring('races')
+
+  for (const kind of ['thread', 'process'] as const) {
+    it(`a memory store cannot race from another ${kind}: each racer has data of its own, so every race case fails`, async () => {
+      const results = await runConformanceCases(
+        {
+          ...optionsFor('memory', correct),
+          processes: { module: new URL('./custom-store/memory-store-factory.mjs', import.meta.url), kind, count: 2 },
+        },
+        { only: raceCases },
+      )
+      expect(failedIds(results)).toEqual(raceCases)
+      expect(messageOf(results.find((r) => r.id === 'log.race.same-seq'))).toContain('writers won')
+    }, 120_000)
+  }
+
+  it('refuses a TypeScript module for worker threads, and a count below 2', async () => {
+    const ts = await runConformanceCases({
+      ...optionsFor('x', correct),
+      processes: { module: new URL('./custom-store/file-store-factory.ts', import.meta.url), kind: 'thread' },
+    })
+    expect(messageOf(ts[0])).toContain('worker threads run no --import loader')
+    const one = await runConformanceCases({
+      ...optionsFor('x', correct),
+      processes: { module: new URL('./custom-store/memory-store-factory.mjs', import.meta.url), count: 1 },
+    })
+    expect(messageOf(one[0])).toContain('processes.count must be a whole number of at least 2')
+  })
 
   it('a file store without a lock passes every case when its writers share one process', async () => {
     const options = fileStoreOptions('file store, no lock', new URL('./custom-store/unlocked-file-store-factory.ts', import.meta.url), {

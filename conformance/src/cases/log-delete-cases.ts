@@ -51,7 +51,11 @@ export const logDeleteCases = [
       const staleAppends = async (i: number, instance: HarnessStore, cached: number) => {
         for (const seq of [cached, oldNext, oldNext - 1, earlyNext, 2]) {
           const what = seq === earlyNext && instance === early ? 'the instance that knew an early end of the log' : `instance ${i}`
-          await expectCode(instance.append('s', seq, [{ type: 'test.stale', i, seq }]), 'LOG_CONFLICT', `${what}, appending at ${seq} after the delete`)
+          await expectCode(
+            instance.append('s', seq, [{ type: 'test.stale', i, seq }]),
+            'LOG_CONFLICT',
+            `${what}, appending at ${seq} after the delete`,
+          )
         }
       }
       const emptyReads = async (i: number, instance: HarnessStore) => {

@@ -249,6 +249,10 @@ export const wakeupCases = [
         for (let i = 0; i < total; i++) await w.schedule(`r${round}s${i}`, clock.now() - total + i)
         const claimed = (await Promise.all(workers.map((s) => wakeupsOf(s).claim(4, 60_000)))).flat()
         const ids = claimed.map((x) => x.logId)
+        assert.ok(
+          ids.length > 0,
+          `round ${round}: the racing workers claimed none of ${total} due wakeups: do their instances see what another instance scheduled?`,
+        )
         assert.equal(new Set(ids).size, ids.length, `round ${round}: a wakeup was claimed twice: ${ids.join(',')}`)
         const rest = await w.claim(total, 60_000)
         assert.equal(ids.length + rest.length, total, `round ${round}: every wakeup is claimed once`)

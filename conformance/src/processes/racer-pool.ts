@@ -127,9 +127,15 @@ export function resolveProcesses(option: ProcessesOption): { module: string; kin
     throw new Error(`processes.module ${path} does not exist. Pass new URL('./my-store-factory.js', import.meta.url).`)
   }
   let execArgv = option.execArgv
+  const typescript = /\.[cm]?tsx?$/.test(path)
+  if (typescript && option.kind === 'thread' && !execArgv) {
+    throw new Error(
+      `processes.module ${path} is TypeScript, and worker threads run no --import loader on Node 20: use kind: 'process' (the default), or point at compiled JavaScript.`,
+    )
+  }
   if (!execArgv) {
     execArgv = []
-    if (/\.[cm]?tsx?$/.test(path)) {
+    if (typescript) {
       let loader: string
       try {
         loader = createRequire(url).resolve('tsx')
