@@ -49,6 +49,7 @@ async function probeInside(prober: HarnessStore, logId: string, first: number, s
   if (seqs.length === 0) return
   do {
     for (const seq of seqs) {
+      if (landed()) return
       try {
         await prober.append(logId, seq, [member('probe', 0, 1)])
       } catch (error) {
