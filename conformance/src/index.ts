@@ -11,6 +11,6 @@ export {
   type CaseResult,
   type CaseStatus,
 } from './run-cases.js'
-export { defineCase, expectCode, type CaseContext, type ConformanceCase } from './case.js'
+export { defineCase, expectCode, SyncThrowError, type CaseContext, type ConformanceCase, type NamespaceContext } from './case.js'
 export { assertWellFormed, assertOneDriverAtATime, FakeBilling } from './durable/fixtures.js'
-export { SKIP_KEYS, type SkipKey, type ConformanceOptions, type StoreContext } from './options.js'
+export { SKIP_KEYS, type SkipKey, type ConformanceOptions, type ProcessesOption, type StoreContext } from './options.js'

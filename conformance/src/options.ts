@@ -1,41 +1,95 @@
-import type { Clock, HarnessStore, StoreLimits } from '@tanstack/ai-harness'
+import type { Clock, HarnessStore, StoreLimits } from '@tanstack/ai-harness/store'
 
-/** What a store may leave out. Each needs a reason; an undeclared gap fails. */
-export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races'] as const
+/**
+ * What a store may leave out. Each needs a reason; an undeclared gap fails.
+ *
+ * - `leases`, `wakeups`: the store has no `leases` / `wakeups`.
+ * - `dump`: no `dump` option, so the no-trace checks cannot run.
+ * - `races`: instances of the store cannot run at once (one connection for everything).
+ * - `fencing`: `append` ignores its `lease` option (see `AppendOptions` in the core).
+ */
+export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing'] as const
 export type SkipKey = (typeof SKIP_KEYS)[number]
 
 export interface StoreContext {
-  /** Unique per case: put every table, key or prefix of the case under it. */
+  /**
+   * Unique per case (and per extra namespace a case opens): put every table, key or prefix
+   * of the case under it. It is short and plain, `c` then letters, digits and `_` (at most
+   * 44 characters), e.g. `c1a2b3c4d5e6f_log_read_paging`, so it fits a schema, table or
+   * key name as it is. Two namespaces never share data.
+   */
   readonly namespace: string
   /** The case's clock. Leases and wakeups must read time from it. */
   readonly clock: Clock
+}
+
+/** A module that every racing process imports; see {@link ConformanceOptions.processes}. */
+export interface ProcessesOption {
+  /**
+   * The module's URL or absolute path, e.g. `new URL('./my-store-factory.ts', import.meta.url)`.
+   * It exports `createStore(context)` (or a default export), the same function as the
+   * `createStore` option, for a store that reaches the same data from another process.
+   */
+  module: URL | string
+  /**
+   * `'process'` (default): each racer is a child process (`child_process.fork`): its own
+   * event loop, heap and connections. `'thread'`: a worker thread, cheaper to start, but it
+   * shares the process (use it only for stores whose instances share nothing in memory), and on
+   * Node 20 it needs a JavaScript module: worker threads run no `--import` loader.
+   */
+  kind?: 'process' | 'thread'
+  /**
+   * How many racers to start (default: `concurrency`, at most 4). The race writers are spread
+   * over them in turn, so with fewer racers than writers each racer runs several, which also
+   * interleave at every `await` as they would in one process.
+   */
+  count?: number
+  /**
+   * Node options of each racer. Default: none for a `.js`/`.mjs` module; for a `.ts`
+   * module, `--import` of `tsx` resolved from the module's own folder (add `tsx` to its
+   * package's devDependencies, or pass your own loader here, or point at compiled JS).
+   */
+  execArgv?: string[]
 }
 
 export interface ConformanceOptions {
   /** Shown in test names, e.g. 'postgres (pg)'. */
   name: string
   /**
-   * Opens the store for a namespace. Called several times for one namespace by the
-   * race cases: each call must behave as an independent process with its own
-   * connection, on the same data.
+   * Opens the store for a namespace. Called several times for one namespace, by cases
+   * that use several instances and by the race cases: each call must behave as an
+   * independent process with its own connection (and its own caches), on the same data.
    */
   createStore: (context: StoreContext) => HarnessStore | Promise<HarnessStore>
   /**
-   * Every byte the store keeps for the namespace (rows, items, objects), as text.
-   * The suite searches it to prove that refused data left no trace.
+   * Every byte the store keeps for the namespace (rows, items, objects), as text: a
+   * `Uint8Array` is searched as UTF-8 and as Latin-1. The suite searches it to prove that
+   * refused data left no trace.
    */
   dump?: (context: { namespace: string }) => Promise<string | Uint8Array>
-  /** Called after each case, e.g. to drop the namespace's tables. */
+  /**
+   * Called after each case for each namespace the case used (e.g. to drop its tables),
+   * after every store instance of the case has been closed.
+   */
   cleanup?: (context: { namespace: string }) => Promise<void>
   /**
    * The limits the store declares. When given, the store's own `limits` must equal
-   * them. Default: the store's `limits`.
+   * them. Default: the store's `limits`. They must be at least `MIN_STORE_LIMITS`.
    */
   limits?: StoreLimits
   /** Capabilities the store leaves out, each with the reason: `{ leases: 'no row locks' }`. */
   skip?: Partial<Record<SkipKey, string>>
-  /** Writers in the race cases. Default 8. */
+  /** Writers in the race cases: at least 2. Default 8. */
   concurrency?: number
+  /**
+   * Runs the writers of the race cases in separate OS processes (or worker threads), so
+   * they really race, also on a store whose driver is synchronous (every call of one
+   * process then runs to its end before the next: only another process can interleave).
+   * Without it the writers are instances in this process, interleaving at each `await`.
+   * Needs a store whose data other processes reach (a database server or a file), not an
+   * in-memory store.
+   */
+  processes?: ProcessesOption
   /** Per-case timeout in ms for vitest. Default 60 000. */
   timeoutMs?: number
 }

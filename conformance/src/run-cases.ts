@@ -1,19 +1,38 @@
 import { randomUUID } from 'node:crypto'
-import type { HarnessStore } from '@tanstack/ai-harness'
-import { type CaseContext, type ConformanceCase, newClock } from './case.js'
+import { type HarnessStore, maxLogIdBytesOf, type StoreLimits, storeLimitsProblems } from '@tanstack/ai-harness/store'
+import { type CaseContext, type ConformanceCase, guardStore, type NamespaceContext, newClock } from './case.js'
+import { fenceCases } from './cases/fence-cases.js'
 import { leaseCases } from './cases/lease-cases.js'
+import { logBatchCases } from './cases/log-batch-cases.js'
 import { logCases } from './cases/log-cases.js'
+import { logDeleteCases } from './cases/log-delete-cases.js'
+import { logFidelityCases } from './cases/log-fidelity-cases.js'
+import { logIdCases } from './cases/log-id-cases.js'
+import { logPagingCases } from './cases/log-paging-cases.js'
+import { namespaceCases } from './cases/namespace-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
+import { agentCases } from './durable/agent-cases.js'
 import { durableCases } from './durable/durable-cases.js'
 import { waitCases } from './durable/wait-cases.js'
-import { agentCases } from './durable/agent-cases.js'
 import { runtimeCases } from './durable/runtime-cases.js'
 import { secretCases } from './durable/secret-cases.js'
 import { faultCases } from './durable/fault-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
+import { RacerPool, resolveProcesses } from './processes/racer-pool.js'
 
-/** The cases of the store contract itself: log, leases, wakeups. */
-export const storeCases: readonly ConformanceCase[] = [...logCases, ...leaseCases, ...wakeupCases]
+/** The cases of the store contract itself: log, leases, wakeups, fenced appends, namespaces. */
+export const storeCases: readonly ConformanceCase[] = [
+  ...logCases,
+  ...logPagingCases,
+  ...logIdCases,
+  ...logBatchCases,
+  ...logDeleteCases,
+  ...logFidelityCases,
+  ...fenceCases,
+  ...leaseCases,
+  ...wakeupCases,
+  ...namespaceCases,
+]
 
 /** The durable semantics of the seed page, proved on top of the store. */
 export const durableSemanticsCases: readonly ConformanceCase[] = [
@@ -37,16 +56,41 @@ export interface CaseResult {
   readonly error?: unknown
   /** For a skipped case: the store's stated reason. */
   readonly reason?: string
+  /** Wall time of the case, setup and cleanup included. */
+  readonly ms?: number
 }
 
 /** Problems with the options themselves; each one fails the run. */
 export function optionProblems(options: ConformanceOptions): string[] {
   const problems: string[] = []
+  if (typeof options.createStore !== 'function') problems.push('createStore must be a function ({ namespace, clock }) => store.')
   for (const [key, reason] of Object.entries(options.skip ?? {})) {
     if (!(SKIP_KEYS as readonly string[]).includes(key)) {
       problems.push(`Unknown skip key ${JSON.stringify(key)}; the keys are ${SKIP_KEYS.join(', ')}.`)
     } else if (typeof reason !== 'string' || reason.trim() === '') {
       problems.push(`skip.${key} needs a reason, e.g. { ${key}: 'why this store leaves it out' }.`)
+    }
+  }
+  const { concurrency } = options
+  if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency >= 2)) {
+    problems.push(
+      `concurrency must be a whole number of at least 2, not ${String(concurrency)}: with fewer writers the race cases race nobody. A store whose instances cannot run at once declares skip: { races: 'why' } instead.`,
+    )
+  }
+  if (options.limits !== undefined) problems.push(...storeLimitsProblems(options.limits).map((p) => `options.limits: ${p}`))
+  if (options.processes !== undefined) {
+    if (options.skip?.races) problems.push('processes runs the race cases in other processes, but skip.races skips them: choose one.')
+    const { count } = options.processes
+    if (count !== undefined && !(Number.isSafeInteger(count) && count >= 2)) {
+      problems.push(`processes.count must be a whole number of at least 2, not ${String(count)}: one racer races nobody.`)
+    }
+    if (options.processes.kind !== undefined && options.processes.kind !== 'process' && options.processes.kind !== 'thread') {
+      problems.push(`processes.kind is 'process' or 'thread', not ${JSON.stringify(options.processes.kind)}.`)
+    }
+    try {
+      resolveProcesses(options.processes)
+    } catch (error) {
+      problems.push((error as Error).message)
     }
   }
   return problems
@@ -57,7 +101,12 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
   for (const need of c.requires ?? []) {
     const declared = options.skip?.[need]
     if (declared) return { skip: declared }
-    const has = need === 'dump' ? options.dump !== undefined : need === 'races' ? true : probe[need as 'leases' | 'wakeups'] !== undefined
+    const has =
+      need === 'dump'
+        ? options.dump !== undefined
+        : need === 'races' || need === 'fencing'
+          ? true
+          : probe[need as 'leases' | 'wakeups'] !== undefined
     if (!has) {
       return {
         fail: `The store has no ${need}. Implement it, or declare skip: { ${need}: 'the reason' } so the gap is reported as skipped.`,
@@ -67,49 +116,123 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
   return null
 }
 
+/** What a run shares between its cases: the racers of `processes`, started on first use. */
+export interface RunResources {
+  racers(): RacerPool
+  close(): Promise<void>
+}
+
+export function runResources(options: ConformanceOptions): RunResources {
+  let pool: RacerPool | undefined
+  return {
+    racers() {
+      if (!options.processes) throw new Error('no processes option')
+      pool ??= new RacerPool(options.processes, options.processes.count ?? Math.min(options.concurrency ?? 8, 4))
+      return pool
+    },
+    async close() {
+      await pool?.close()
+      pool = undefined
+    },
+  }
+}
+
+/** Short and plain (letters, digits, _): stores use it in table, schema and key names. */
+function newNamespace(c: ConformanceCase): string {
+  return `c${randomUUID().replace(/-/g, '').slice(0, 12)}_${c.id.replace(/[^a-z0-9]/gi, '_').slice(0, 30)}`
+}
+
 /** Builds the context of one case: a fresh namespace, a manual clock, store instances. */
-export async function createCaseContext(options: ConformanceOptions, c: ConformanceCase) {
-  // Short and plain (letters, digits, _): stores use it in table, schema and key names.
-  const namespace = `c${randomUUID().replace(/-/g, '').slice(0, 12)}_${c.id.replace(/[^a-z0-9]/gi, '_').slice(0, 30)}`
+export async function createCaseContext(options: ConformanceOptions, c: ConformanceCase, resources?: RunResources) {
   const clock = newClock()
   const opened: HarnessStore[] = []
-  const openStore = async () => {
-    const store = await options.createStore({ namespace, clock })
+  const namespaces: string[] = []
+  /** Store methods that threw synchronously: the case fails with that, whatever else happened. */
+  const broken: Error[] = []
+  const dispose = async () => {
+    // Every instance is closed before cleanup, so cleanup may drop what they used.
+    await Promise.allSettled(opened.map((s) => s.close?.()))
+    for (const namespace of namespaces) await options.cleanup?.({ namespace })
+  }
+  const openOn = (namespace: string) => async () => {
+    const store = guardStore(await options.createStore({ namespace, clock }), broken)
     opened.push(store)
     return store
   }
-  const store = await openStore()
-  const context: CaseContext = {
-    namespace,
-    clock,
-    options,
-    store,
-    openStore,
-    concurrency: options.concurrency ?? 8,
-    async dump() {
-      if (!options.dump) throw new Error('dump() is not available for this store')
-      const raw = await options.dump({ namespace })
-      return typeof raw === 'string' ? raw : Buffer.from(raw).toString('latin1') + Buffer.from(raw).toString('utf8')
-    },
+  const dumpOf = (namespace: string) => async () => {
+    if (!options.dump) throw new Error('dump() is not available for this store')
+    const raw = await options.dump({ namespace })
+    return typeof raw === 'string' ? raw : Buffer.from(raw).toString('latin1') + Buffer.from(raw).toString('utf8')
   }
-  const dispose = async () => {
-    await Promise.allSettled(opened.map((s) => s.close?.()))
-    await options.cleanup?.({ namespace })
+  const namespaceContext = async (): Promise<NamespaceContext> => {
+    const namespace = newNamespace(c)
+    namespaces.push(namespace)
+    const openStore = openOn(namespace)
+    return { namespace, store: await openStore(), openStore, dump: dumpOf(namespace) }
   }
-  return { context, dispose }
+  try {
+    const main = await namespaceContext()
+    const limits = checkedLimits(options, main.store)
+    const context: CaseContext = {
+      ...main,
+      clock,
+      options,
+      limits,
+      maxLogIdBytes: maxLogIdBytesOf(limits),
+      concurrency: options.concurrency ?? 8,
+      openNamespace: namespaceContext,
+      async openRacer() {
+        if (!options.processes || !resources) return main.openStore()
+        const store = guardStore(await resources.racers().open(main.namespace, clock), broken)
+        opened.push(store)
+        return store
+      },
+    }
+    return { context, dispose, broken }
+  } catch (error) {
+    await dispose()
+    throw error
+  }
 }
 
+/** The store's declared limits, after checking them against the options and the minimum the harness needs. */
+function checkedLimits(options: ConformanceOptions, store: HarnessStore): StoreLimits {
+  const problems = storeLimitsProblems(store.limits)
+  if (problems.length > 0) throw new Error(`createStore returned a store with unusable limits. ${problems.join(' ')}`)
+  if (options.limits && JSON.stringify(sorted(options.limits)) !== JSON.stringify(sorted(store.limits))) {
+    throw new Error(
+      `The store declares limits ${JSON.stringify(sorted(store.limits))}, but options.limits says ${JSON.stringify(sorted(options.limits))}. Make them equal, or leave options.limits out.`,
+    )
+  }
+  return store.limits
+}
+
+const sorted = (limits: StoreLimits) => Object.fromEntries(Object.entries(limits).sort(([a], [b]) => (a < b ? -1 : 1)))
+
 /** Runs one case to completion: passed, failed (with the error) or skipped (with the reason). */
-export async function runCase(options: ConformanceOptions, c: ConformanceCase): Promise<CaseResult> {
-  const { context, dispose } = await createCaseContext(options, c)
+export async function runCase(options: ConformanceOptions, c: ConformanceCase, resources?: RunResources): Promise<CaseResult> {
+  const started = performance.now()
+  const result = await runCaseOnce(options, c, resources)
+  return { ...result, ms: Math.round(performance.now() - started) }
+}
+
+async function runCaseOnce(options: ConformanceOptions, c: ConformanceCase, resources?: RunResources): Promise<CaseResult> {
+  let built: Awaited<ReturnType<typeof createCaseContext>>
+  try {
+    built = await createCaseContext(options, c, resources)
+  } catch (error) {
+    return { id: c.id, status: 'failed', error }
+  }
+  const { context, dispose, broken } = built
   try {
     const gap = gapOf(c, options, context.store)
     if (gap && 'skip' in gap) return { id: c.id, status: 'skipped', reason: gap.skip }
     if (gap) return { id: c.id, status: 'failed', error: new Error(gap.fail) }
     await c.run(context)
+    if (broken.length > 0) return { id: c.id, status: 'failed', error: broken[0] }
     return { id: c.id, status: 'passed' }
   } catch (error) {
-    return { id: c.id, status: 'failed', error }
+    return { id: c.id, status: 'failed', error: broken[0] ?? error }
   } finally {
     await dispose()
   }
@@ -122,10 +245,15 @@ export async function runCase(options: ConformanceOptions, c: ConformanceCase): 
 export async function runConformanceCases(options: ConformanceOptions, filter: { only?: readonly string[] } = {}): Promise<CaseResult[]> {
   const problems = optionProblems(options)
   if (problems.length > 0) return [{ id: 'options', status: 'failed', error: new Error(problems.join(' ')) }]
+  const resources = runResources(options)
   const results: CaseResult[] = []
-  for (const c of allCases()) {
-    if (filter.only && !filter.only.includes(c.id)) continue
-    results.push(await runCase(options, c))
+  try {
+    for (const c of allCases()) {
+      if (filter.only && !filter.only.includes(c.id)) continue
+      results.push(await runCase(options, c, resources))
+    }
+  } finally {
+    await resources.close()
   }
   return results
 }

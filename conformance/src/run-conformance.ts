@@ -1,6 +1,6 @@
-import { describe, it } from 'vitest'
-import { allCases, optionProblems, runCase } from './run-cases.js'
+import { afterAll, describe, it } from 'vitest'
 import type { ConformanceOptions } from './options.js'
+import { allCases, optionProblems, runCase, runResources } from './run-cases.js'
 
 /**
  * Registers the whole conformance suite in the calling vitest file:
@@ -21,6 +21,8 @@ export function runConformance(options: ConformanceOptions): void {
       })
       return
     }
+    const resources = runResources(options)
+    afterAll(() => resources.close())
     for (const c of allCases()) {
       const declared = (c.requires ?? []).map((need) => options.skip?.[need]).find((reason) => reason)
       if (declared) {
@@ -30,7 +32,7 @@ export function runConformance(options: ConformanceOptions): void {
       it(
         `${c.id}: ${c.title}`,
         async () => {
-          const result = await runCase(options, c)
+          const result = await runCase(options, c, resources)
           if (result.status === 'failed') throw result.error
           if (result.status === 'skipped') throw new Error(`case ${c.id} was skipped without a declaration`)
         },

@@ -1,32 +1,139 @@
+import type { ConformanceOptions, StoreContext } from '@tanstack/ai-harness-conformance'
+import { createMemoryData, dumpMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import {
+  type AppendOptions,
+  assertLogId,
+  type Clock,
   type HarnessStore,
+  type Lease,
+  LeaseLostError,
   type LeaseStore,
-  LogConflictError,
   type LogEntry,
+  LogConflictError,
   type LogRecord,
+  prepareAppend,
   prepareBatch,
   type WakeupStore,
-} from '@tanstack/ai-harness'
-import { createMemoryData, dumpMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
-import type { ConformanceOptions, StoreContext } from '@tanstack/ai-harness-conformance'
+} from '@tanstack/ai-harness/store'
 
 /**
- * Stores that are each wrong in exactly one way, built by changing one method of the
- * memory store. The suite is only as good as the broken stores it catches.
+ * Stores that are each wrong in exactly one way, built by changing one thing of the
+ * memory store. The suite is only as good as the broken stores it catches: its own test
+ * proves that each one fails exactly the cases listed with it, and passes all the others.
  */
 type Memory = ReturnType<typeof memoryStore>
-type Breaker = (store: Memory, data: MemoryData, extra: { rejected: string[] }) => HarnessStore
+export interface BreakerContext {
+  /** The namespace's memory data (shared by every instance of the namespace). */
+  readonly data: MemoryData
+  /** The case's clock. */
+  readonly clock: Clock
+  /** Bytes a broken store keeps outside `data` (a dead-letter copy); part of its dump. */
+  readonly rejected: string[]
+}
+export type Breaker = (store: Memory, context: BreakerContext) => HarnessStore
+
+/** Which part of the memory data every namespace shares: a store that ignores its namespace there. */
+export type SharedPart = 'logs' | 'leases' | 'wakeups'
+
+export interface BrokenStore {
+  /** The cases it must fail, and no other. */
+  readonly fails: readonly string[]
+  /** What the message of its first failing case says: the mistake, in the contract's words. */
+  readonly says: string | RegExp
+  readonly make: Breaker
+  readonly shared?: SharedPart
+}
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
+/** A round trip to a database server: long enough for other instances to run between two. */
+const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 1))
+/** What a UTF-8 round trip makes of a string: each lone surrogate becomes U+FFFD. */
+const wellFormed = (text: string) => Buffer.from(text, 'utf8').toString('utf8')
 
-export const brokenStores: Record<string, { breaks: string[]; make: Breaker }> = {
+/** The memory store's read over a log of JSON texts, as a function of the rows it can see. */
+function readRows(rows: readonly (string | undefined)[], after = 0, limit?: number): LogEntry[] {
+  const out: LogEntry[] = []
+  for (let i = Math.max(0, after); i < rows.length && (limit === undefined || out.length < limit); i++) {
+    const row = rows[i]
+    if (row !== undefined) out.push({ seq: i + 1, record: JSON.parse(row) as LogRecord })
+  }
+  return out
+}
+
+/**
+ * Every check of the memory store's append but the seq: ids, records, limits and the
+ * fence. Breakers that rewrite `append` call it, so they stay right in all else.
+ */
+function checkAppend(
+  store: Memory,
+  data: MemoryData,
+  logId: string,
+  expectedSeq: number,
+  records: readonly LogRecord[],
+  options?: AppendOptions,
+) {
+  const batch = prepareAppend(logId, expectedSeq, records, store.limits, options)
+  const lease = options?.lease
+  const current = data.leases.get(logId)
+  const fenced = () => {
+    if (lease && !(current && current.owner === lease.owner && current.fence === lease.fence)) throw new LeaseLostError(logId)
+  }
+  return { batch, fenced }
+}
+
+/** A store whose log ids go through `key` before they reach the data: a store that does not keep ids exact. */
+function keyedIds(key: (id: string) => string): Breaker {
+  // The id is checked as given, then changed on its way to the data.
+  const keyOf = (store: Memory, id: string) => {
+    assertLogId(id, store.limits)
+    return key(id)
+  }
+  return (store) => ({
+    ...store,
+    append: async (logId, seq, records, options) => store.append(keyOf(store, logId), seq, records, options),
+    read: async (logId, options) => store.read(keyOf(store, logId), options),
+    delete: async (logId) => store.delete(keyOf(store, logId)),
+  })
+}
+
+/** `value` with `fn` applied to every string in it, keys included. */
+function mapStrings(value: unknown, fn: (text: string) => string): unknown {
+  if (typeof value === 'string') return fn(value)
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, fn))
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [fn(k), mapStrings(v, fn)]))
+  return value
+}
+
+function withLeases(store: Memory, leases: Partial<LeaseStore>): HarnessStore {
+  return { ...store, leases: { ...store.leases, ...leases } }
+}
+function withWakeups(store: Memory, wakeups: Partial<WakeupStore>): HarnessStore {
+  return { ...store, wakeups: { ...store.wakeups, ...wakeups } }
+}
+
+export const brokenStores: Record<string, BrokenStore> = {
+  // ---- the first nine ---------------------------------------------------------------
   'no compare-and-set': {
-    breaks: ['log.append.stale', 'log.append.future', 'log.append.retry-landed', 'log.race.same-seq'],
-    make: (store, data) => ({
+    fails: [
+      'log.append.stale',
+      'log.append.stale-inside-batch',
+      'log.append.future',
+      'log.append.retry-landed',
+      'log.race.same-seq',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.delete.large',
+      'log.fence.current-lease',
+      'log.namespaces-isolated',
+      'durable.second-writer.conflict',
+    ],
+    says: 'stale append: expected an error with code LOG_CONFLICT',
+    make: (store, { data }) => ({
       ...store,
-      async append(logId, _expectedSeq, records) {
-        const batch = prepareBatch(records, store.limits)
+      async append(logId, expectedSeq, records, options) {
+        const { batch, fenced } = checkAppend(store, data, logId, expectedSeq, records, options)
         await tick()
+        fenced()
         const log = data.logs.get(logId) ?? []
         log.push(...batch.json)
         data.logs.set(logId, log)
@@ -35,24 +142,52 @@ export const brokenStores: Record<string, { breaks: string[]; make: Breaker }> =
     }),
   },
   'half a batch written when a record is refused': {
-    breaks: ['log.atomic.refused-batch'],
-    make: (store, data) => ({
+    fails: ['log.atomic.refused-batch', 'log.limits.batch', 'log.atomic.refused-big-batch'],
+    says: 'the log after the refused batch',
+    make: (store, { data }) => ({
       ...store,
-      async append(logId, expectedSeq, records) {
+      async append(logId, expectedSeq, records, options) {
+        const { fenced } = checkAppend(store, data, logId, expectedSeq, [], options)
         await tick()
+        fenced()
         const log = data.logs.get(logId) ?? []
         if (log.length + 1 !== expectedSeq) throw new LogConflictError(logId, expectedSeq, log.length + 1)
         data.logs.set(logId, log)
-        for (const record of records) {
-          prepareBatch([record], store.limits)
-          log.push(JSON.stringify(record))
-        }
+        // Checks each record as it writes it: a bad one stops the batch halfway.
+        for (const record of records) log.push(...prepareBatch([record], store.limits).json)
         return { nextSeq: log.length + 1 }
       },
     }),
   },
   'seq compared as text': {
-    breaks: ['log.read.ordering'],
+    fails: [
+      'log.atomic.no-half-batch',
+      'log.read.paging',
+      'log.read.ordering',
+      'log.read.your-writes',
+      'log.race.retry-loops',
+      'log.read.paging-large',
+      'log.read.paging-boundaries',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.delete.large',
+      'durable.step.crash-before-step-logged',
+      'durable.step.crash-between-steps',
+      'durable.step.crash-before-result',
+      'durable.cut-batch.rules',
+      'wait.sleep.parks-and-worker-wakes',
+      'wait.ask.answer-resumes',
+      'wait.ask.answer-while-parking',
+      'wait.ask.logged-answer-after-crash',
+      'agent.waits-for-a-person',
+      'durable.call-id.reused-in-a-later-turn',
+      'durable.call-id.repeated-in-a-batch',
+      'durable.ask.answer-refused-by-the-tool-reopens',
+      'durable.middleware-tool.crash',
+      'durable.secrets.every-form',
+      'fault.ambiguous-answer',
+    ],
+    says: 'pages are dense from after + 1',
     make: (store) => ({
       ...store,
       async read(logId, options = {}) {
@@ -64,7 +199,19 @@ export const brokenStores: Record<string, { breaks: string[]; make: Breaker }> =
     }),
   },
   'stale reads after append': {
-    breaks: ['log.read.your-writes'],
+    fails: [
+      'log.append.future',
+      'log.append.empty-batch',
+      'log.read.your-writes',
+      'log.limits.record',
+      'log.limits.batch',
+      'log.delete.only-target',
+      'log.id.exact',
+      'log.delete.large',
+      'durable.step.json-only',
+      'wait.ask.answer-while-parking',
+    ],
+    says: 'the log after a refused append',
     make: (store) => {
       // A replica that serves what it saw one read ago.
       const lagging = new Map<string, LogEntry[]>()
@@ -82,15 +229,27 @@ export const brokenStores: Record<string, { breaks: string[]; make: Breaker }> =
     },
   },
   'a batch keyed by its first seq': {
-    breaks: ['log.append.stale-inside-batch'],
-    make: (store, data) => {
+    fails: [
+      'log.append.stale-inside-batch',
+      'log.append.retry-landed',
+      'log.delete.only-target',
+      'log.race.same-seq',
+      'log.race.retry-loops',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.fence.current-lease',
+      'durable.second-writer.conflict',
+    ],
+    says: 'append at 6 inside batch 5-7: expected an error with code LOG_CONFLICT',
+    make: (store, { data }) => {
       const starts = new Map<string, Set<number>>()
       return {
         ...store,
-        async append(logId, expectedSeq, records) {
-          const batch = prepareBatch(records, store.limits)
+        async append(logId, expectedSeq, records, options) {
+          const { batch, fenced } = checkAppend(store, data, logId, expectedSeq, records, options)
           if (batch.json.length === 0) return { nextSeq: expectedSeq }
           await tick()
+          fenced()
           const log = data.logs.get(logId) ?? []
           const taken = starts.get(logId) ?? new Set<number>()
           // Only a batch that starts at the same seq collides; the log is rewritten from there.
@@ -105,73 +264,841 @@ export const brokenStores: Record<string, { breaks: string[]; make: Breaker }> =
     },
   },
   'keeps the bytes of a refused batch': {
-    breaks: ['log.atomic.refused-batch'],
-    make: (store, _data, extra) => ({
+    fails: ['log.atomic.refused-batch', 'log.id.refused-no-trace'],
+    says: 'the dump holds bytes of a refused batch',
+    make: (store, { rejected }) => ({
       ...store,
-      async append(logId, expectedSeq, records) {
+      async append(logId, expectedSeq, records, options) {
         try {
-          return await store.append(logId, expectedSeq, records)
+          return await store.append(logId, expectedSeq, records, options)
         } catch (error) {
           // A "dead letter" copy: exactly what a store must never keep.
-          extra.rejected.push(JSON.stringify(records, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)))
+          rejected.push(JSON.stringify(records, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)))
           throw error
         }
       },
     }),
   },
   'a stale owner can still renew': {
-    breaks: ['lease.stale-renew'],
-    make: (store, data) => {
-      const leases: LeaseStore = {
-        ...store.leases,
+    fails: ['lease.stale-renew', 'lease.release'],
+    says: 'stale renew: expected an error with code LEASE_LOST',
+    make: (store, { data, clock }) =>
+      withLeases(store, {
         async renew(lease, ttlMs) {
           await tick()
+          // Checks that the session's lease is live, but not that it is the caller's.
           const current = data.leases.get(lease.logId)
-          if (!current) throw new Error('no lease')
-          current.expiresAt = Math.max(current.expiresAt, Date.now()) + ttlMs
+          if (!current || current.expiresAt <= clock.now()) throw new LeaseLostError(lease.logId)
+          current.expiresAt = clock.now() + ttlMs
           return { ...lease, expiresAt: current.expiresAt }
         },
-      }
-      return { ...store, leases }
-    },
+      }),
   },
   'fences that do not increase': {
-    breaks: ['lease.fences-increase', 'lease.release', 'lease.expiry'],
-    make: (store) => {
-      const leases: LeaseStore = {
-        ...store.leases,
+    fails: [
+      'log.fence.superseded',
+      'log.fence.released',
+      'log.fence.deleted',
+      'lease.expiry',
+      'lease.stale-renew',
+      'lease.release',
+      'lease.fences-increase',
+      'lease.sub-second',
+      'lease.live-until-expiry',
+      'lease.renew-expired-untaken',
+      'lease.id.exact',
+      'durable.step.crash-before-step-logged',
+      'durable.step.crash-between-steps',
+      'durable.step.crash-before-result',
+      'durable.cut-batch.rules',
+      'wait.sleep.parks-and-worker-wakes',
+      'wait.ask.answer-resumes',
+      'wait.handoff.resumed-at-once',
+      'agent.waits-for-a-person',
+      'agent.cut-gets-tool-error',
+      'log.fence.forged',
+      'durable.step.secret-refused',
+      'durable.replay-never.steps-stay',
+      'durable.lease.one-host',
+      'wait.sleep.wake-time-kept-across-crash',
+      'wait.ask.answer-while-parking',
+      'wait.ask.logged-answer-after-crash',
+      'wait.worker.dead-host',
+      'durable.call-id.reused-in-a-later-turn',
+      'durable.ask.answer-refused-by-the-tool-reopens',
+      'durable.tool-error.harness-code-thrown-by-a-tool',
+      'durable.middleware-tool.crash',
+      'durable.secrets.every-form',
+      'fault.same-host-id',
+      'fault.store-call-never-answers',
+      'fault.ambiguous-turn-started',
+      'fault.ambiguous-answer',
+    ],
+    says: 'as acquire returned it',
+    make: (store) =>
+      withLeases(store, {
         async acquire(logId, owner, ttlMs) {
           const lease = await store.leases.acquire(logId, owner, ttlMs)
           return { ...lease, fence: 1 }
         },
-      }
-      return { ...store, leases }
-    },
+      }),
   },
   'claims that are not atomic': {
-    breaks: ['wakeup.claim-race'],
-    make: (store) => {
-      const wakeups: WakeupStore = {
-        ...store.wakeups,
+    fails: ['wakeup.claim-race'],
+    says: 'a wakeup was claimed twice',
+    make: (store, { clock }) =>
+      withWakeups(store, {
         async claim(limit, holdMs) {
+          // Lists, then moves each one: two workers in between both take it.
           const due = await store.wakeups.due(limit)
-          await tick()
-          for (const w of due) await store.wakeups.schedule(w.logId, Date.now() + holdMs + 1e12)
+          for (const w of due) await store.wakeups.schedule(w.logId, clock.now() + holdMs)
           return due
         },
+      }),
+  },
+  // ---- paging ----------------------------------------------------------------------
+  'pages internally by 256 rows and skips the row after each internal page': {
+    fails: ['log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
+    says: 'has seq 258, not 257',
+    make: (store, { data }) => ({
+      ...store,
+      async read(logId, options = {}) {
+        assertLogId(logId, store.limits)
+        await tick()
+        const rows = data.logs.get(logId) ?? []
+        const out: LogEntry[] = []
+        // Fetches 256 rows at a time; the next fetch starts one row too far.
+        for (let from = options.after ?? 0; from < rows.length; from += 257) {
+          out.push(...readRows(rows.slice(0, from + 256), from))
+          if (options.limit !== undefined && out.length >= options.limit) break
+        }
+        return options.limit === undefined ? out : out.slice(0, options.limit)
+      },
+    }),
+  },
+  'pages internally by 256 rows and repeats the last row of each internal page': {
+    fails: ['log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
+    says: 'has seq 256, not 257',
+    make: (store, { data }) => ({
+      ...store,
+      async read(logId, options = {}) {
+        assertLogId(logId, store.limits)
+        await tick()
+        const rows = data.logs.get(logId) ?? []
+        const out: LogEntry[] = []
+        for (let from = options.after ?? 0; from < rows.length; from += 255) {
+          out.push(...readRows(rows.slice(0, from + 256), from))
+          if (options.limit !== undefined && out.length >= options.limit) break
+        }
+        return options.limit === undefined ? out : out.slice(0, options.limit)
+      },
+    }),
+  },
+  'caps pages at 100 and ends the log after its first 100 rows': {
+    fails: ['log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries', 'log.append.big-batch', 'log.delete.large'],
+    says: 'page by page ended after 100',
+    make: (store, { data }) => ({
+      ...store,
+      async read(logId, options = {}) {
+        assertLogId(logId, store.limits)
+        await tick()
+        // One capped query of the first 100 rows, then paged in memory: past it looks like the end.
+        const rows = (data.logs.get(logId) ?? []).slice(0, 100)
+        return readRows(rows, options.after ?? 0, Math.min(options.limit ?? 100, 100))
+      },
+    }),
+  },
+  'returns one entry more than limit': {
+    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries'],
+    says: 'a page of 5 entries for limit 4',
+    make: (store) => ({
+      ...store,
+      read: (logId, options = {}) => store.read(logId, options.limit === undefined ? options : { ...options, limit: options.limit + 1 }),
+    }),
+  },
+  'an unlimited read that starts past seq 1 returns the log from the start': {
+    fails: [
+      'log.append.first-batch',
+      'log.append.stale',
+      'log.append.stale-inside-batch',
+      'log.append.future',
+      'log.append.retry-landed',
+      'log.append.empty-batch',
+      'log.atomic.refused-batch',
+      'log.atomic.no-half-batch',
+      'log.read.paging',
+      'log.read.ordering',
+      'log.read.your-writes',
+      'log.roundtrip.hard-json',
+      'log.limits.record',
+      'log.limits.batch',
+      'log.delete.only-target',
+      'log.race.same-seq',
+      'log.race.retry-loops',
+      'log.read.paging-large',
+      'log.read.paging-boundaries',
+      'log.id.exact',
+      'log.id.long',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.atomic.refused-big-batch',
+      'log.delete.large',
+      'log.delete.no-trace',
+      'log.roundtrip.surrogates',
+      'log.roundtrip.no-shared-references',
+      'log.fence.current-lease',
+      'log.fence.superseded',
+      'log.fence.released',
+      'log.fence.deleted',
+      'log.namespaces-isolated',
+      'durable.step.crash-before-step-logged',
+      'durable.step.crash-between-steps',
+      'durable.step.crash-before-result',
+      'durable.second-writer.conflict',
+      'wait.sleep.parks-and-worker-wakes',
+      'wait.sleep.wake-time-kept-across-crash',
+      'wait.ask.answer-resumes',
+      'wait.ask.answer-while-parking',
+      'wait.worker.dead-host',
+      'wait.handoff.resumed-at-once',
+      'wait.cancel.not-resumed',
+      'agent.waits-for-a-person',
+      'durable.call-id.reused-in-a-later-turn',
+      'durable.call-id.repeated-in-a-batch',
+      'durable.ask.answer-refused-by-the-tool-reopens',
+      'durable.tool-error.harness-code-thrown-by-a-tool',
+      'durable.middleware-tool.crash',
+      'durable.step.after-the-call-settled',
+      'durable.sleep.past-max-time',
+      'durable.names.checked-before-side-effects',
+      'fault.same-host-id',
+      'fault.store-call-never-answers',
+      'fault.ambiguous-turn-started',
+      'fault.ambiguous-answer',
+    ],
+    says: 'pages are dense from after + 1',
+    make: (store) => ({
+      ...store,
+      read: (logId, options = {}) =>
+        options.limit === undefined && (options.after ?? 0) > 0 ? store.read(logId) : store.read(logId, options),
+    }),
+  },
+  'keeps full pages in a per-instance cache that a delete does not clear': {
+    fails: ['log.delete.large'],
+    says: 'entries of a page of the deleted log',
+    make: (store) => {
+      // Full pages of an append-only log never change, so it caches them... until a delete.
+      const pages = new Map<string, LogEntry[]>()
+      return {
+        ...store,
+        async read(logId, options = {}) {
+          const key = JSON.stringify([logId, options.after ?? 0, options.limit])
+          const cached = pages.get(key)
+          if (cached) return structuredClone(cached)
+          const page = await store.read(logId, options)
+          if (options.limit !== undefined && page.length === options.limit) pages.set(key, structuredClone(page))
+          return page
+        },
+        async delete(logId) {
+          await store.delete(logId)
+          for (const key of pages.keys()) if (JSON.parse(key)[0] === logId) pages.delete(key)
+        },
       }
-      return { ...store, wakeups }
+    },
+  },
+
+  // ---- exact ids --------------------------------------------------------------------
+  'trims log ids': {
+    fails: ['log.read.isolation', 'log.id.exact', 'log.id.long'],
+    says: 'treats it as the same log as a look-alike id',
+    make: keyedIds((id) => id.trim()),
+  },
+  'normalises log ids to NFC': {
+    fails: ['log.id.exact'],
+    says: 'treats it as the same log as a look-alike id',
+    make: keyedIds((id) => id.normalize('NFC')),
+  },
+  'folds the case of log ids': {
+    fails: ['log.read.isolation', 'log.id.exact'],
+    says: 'treats it as the same log as a look-alike id',
+    make: keyedIds((id) => id.toLowerCase()),
+  },
+  'cuts log ids at 64 bytes': {
+    fails: ['log.id.long'],
+    says: 'the store keeps only part of this',
+    make: keyedIds((id) => Buffer.from(id).subarray(0, 64).toString('utf8')),
+  },
+  'normalises lease ids to NFKC': {
+    fails: ['lease.id.exact'],
+    says: 'the same session as a look-alike id',
+    make: (store) =>
+      withLeases(store, {
+        acquire: async (logId, owner, ttl) => ({ ...(await store.leases.acquire(logId.normalize('NFKC'), owner, ttl)), logId }),
+        renew: async (lease, ttl) => ({
+          ...(await store.leases.renew({ ...lease, logId: lease.logId.normalize('NFKC') }, ttl)),
+          logId: lease.logId,
+        }),
+        release: (lease) => store.leases.release({ ...lease, logId: lease.logId.normalize('NFKC') }),
+      }),
+  },
+  'trims wakeup ids': {
+    fails: ['wakeup.cancel-exact', 'wakeup.id.exact'],
+    says: "after cancel('a'), the wakeups due",
+    make: (store) =>
+      withWakeups(store, {
+        schedule: (logId, at) => store.wakeups.schedule(logId.trim(), at),
+        cancel: (logId) => store.wakeups.cancel(logId.trim()),
+      }),
+  },
+  'keeps a log id with a lone surrogate as UTF-8 (U+FFFD)': {
+    fails: ['log.id.refused', 'log.id.refused-no-trace'],
+    says: 'append to a lone high surrogate: expected an error with code INVALID_ARGUMENT',
+    make: (store) => {
+      const utf8 = (id: string) => Buffer.from(id, 'utf8').toString('utf8')
+      const accept = (id: string) => (id.includes('\u0000') || id === '' ? id : utf8(id))
+      return {
+        ...store,
+        append: (logId, seq, records, options) => store.append(accept(logId), seq, records, options),
+        read: (logId, options) => store.read(accept(logId), options),
+        delete: (logId) => store.delete(accept(logId)),
+        leases: { ...store.leases, acquire: (logId, owner, ttl) => store.leases.acquire(accept(logId), owner, ttl) },
+        wakeups: {
+          ...store.wakeups,
+          schedule: (logId, at) => store.wakeups.schedule(accept(logId), at),
+          cancel: (logId) => store.wakeups.cancel(accept(logId)),
+        },
+      }
+    },
+  },
+  'does not check the id in wakeups.cancel': {
+    fails: ['log.id.refused', 'log.id.refused-no-trace'],
+    says: 'wakeups.cancel of the empty id: expected an error with code INVALID_ARGUMENT',
+    make: (store, { data }) =>
+      withWakeups(store, {
+        async cancel(logId) {
+          await tick()
+          data.wakeups.delete(logId)
+        },
+      }),
+  },
+  'checks ids against the default maximum instead of its declared one': {
+    fails: ['log.id.refused', 'log.id.refused-no-trace'],
+    says: 'append to an id of 201 bytes: expected an error with code INVALID_ARGUMENT',
+    // Declares 200 bytes, but every method still accepts up to the default 512.
+    make: (store) => ({ ...store, limits: { ...store.limits, maxLogIdBytes: 200 } }),
+  },
+
+  // ---- big batches ------------------------------------------------------------------
+  'writes a batch of more than 25 records in chunks of 25': {
+    fails: ['log.append.big-batch'],
+    says: /part of a batch|not written in one step/,
+    make: (store, { data }) => ({
+      ...store,
+      async append(logId, expectedSeq, records, options) {
+        const { batch, fenced } = checkAppend(store, data, logId, expectedSeq, records, options)
+        if (batch.json.length <= 25) return store.append(logId, expectedSeq, records, options)
+        await tick()
+        fenced()
+        const log = data.logs.get(logId) ?? []
+        if (log.length + 1 !== expectedSeq) throw new LogConflictError(logId, expectedSeq, log.length + 1)
+        data.logs.set(logId, log)
+        for (let i = 0; i < batch.json.length; i += 25) {
+          log.push(...batch.json.slice(i, i + 25))
+          await roundTrip()
+        }
+        return { nextSeq: expectedSeq + batch.json.length }
+      },
+    }),
+  },
+  'checks and writes a batch 25 records at a time': {
+    fails: ['log.atomic.refused-batch', 'log.atomic.refused-big-batch'],
+    says: 'the log after the refused batch',
+    make: (store) => ({
+      ...store,
+      async append(logId, expectedSeq, records, options) {
+        let next = expectedSeq
+        for (let i = 0; i < records.length; i += 25) next = (await store.append(logId, next, records.slice(i, i + 25), options)).nextSeq
+        return { nextSeq: next }
+      },
+    }),
+  },
+  'returns the next seq from the batch, not the log': {
+    fails: [
+      'log.read.paging-large',
+      'log.read.paging-boundaries',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.delete.large',
+      'log.delete.no-trace',
+    ],
+    says: 'returned nextSeq',
+    make: (store) => ({
+      ...store,
+      async append(logId, expectedSeq, records, options) {
+        await store.append(logId, expectedSeq, records, options)
+        return { nextSeq: records.length + 1 }
+      },
+    }),
+  },
+  'refuses batches over 1000 records though it declares no maxBatchRecords': {
+    fails: ['log.append.big-batch'],
+    says: 'so it must take this batch',
+    make: (store) => ({
+      ...store,
+      async append(logId, expectedSeq, records, options) {
+        if (records.length > 1000) throw new Error('too many rows in one insert')
+        return store.append(logId, expectedSeq, records, options)
+      },
+    }),
+  },
+
+  // ---- delete -----------------------------------------------------------------------
+  'deletes only the first 1000 records of a log': {
+    fails: ['log.delete.large'],
+    says: 'entries of the deleted log',
+    make: (store, { data }) => ({
+      ...store,
+      async delete(logId) {
+        const log = data.logs.get(logId)
+        await store.delete(logId)
+        // One page of a batched delete; the rest stays, as a shorter log.
+        if (log && log.length > 1000) data.logs.set(logId, log.slice(1000))
+      },
+    }),
+  },
+  'trusts a per-instance tail cache that another instance’s delete leaves stale': {
+    fails: ['log.delete.large'],
+    says: 'after the delete: expected an error with code LOG_CONFLICT',
+    make: (store, { data }) => {
+      // As a key-value store with a conditional put per batch: a seq this instance saw
+      // end a batch is written to directly, checking only that no row holds it yet.
+      const tails = new Map<string, number>()
+      return {
+        ...store,
+        async append(logId, expectedSeq, records, options) {
+          if (expectedSeq === 1 || tails.get(logId) !== expectedSeq) {
+            const result = await store.append(logId, expectedSeq, records, options)
+            tails.set(logId, result.nextSeq)
+            return result
+          }
+          const { batch, fenced } = checkAppend(store, data, logId, expectedSeq, records, options)
+          await tick()
+          fenced()
+          const log = data.logs.get(logId) ?? []
+          if (log[expectedSeq - 1] !== undefined) throw new LogConflictError(logId, expectedSeq)
+          log.length = Math.max(log.length, expectedSeq - 1)
+          log.splice(expectedSeq - 1, 0, ...batch.json)
+          data.logs.set(logId, log)
+          tails.set(logId, expectedSeq + batch.json.length)
+          return { nextSeq: expectedSeq + batch.json.length }
+        },
+        async read(logId, options = {}) {
+          assertLogId(logId, store.limits)
+          await tick()
+          const page = readRows(data.logs.get(logId) ?? [], options.after, options.limit)
+          const end = page.at(-1)
+          if (end) tails.set(logId, Math.max(tails.get(logId) ?? 0, end.seq + 1))
+          return page
+        },
+      }
+    },
+  },
+  'delete keeps the log’s lease': {
+    fails: ['log.delete.only-target', 'log.fence.deleted'],
+    says: 'the lease of the deleted session "a" is still held',
+    make: (store, { data }) => ({
+      ...store,
+      async delete(logId) {
+        const lease = data.leases.get(logId)
+        await store.delete(logId)
+        if (lease) data.leases.set(logId, lease)
+      },
+    }),
+  },
+
+  // ---- record fidelity --------------------------------------------------------------
+  'replaces lone surrogates in records with U+FFFD': {
+    fails: ['log.roundtrip.surrogates'],
+    says: 'never as U+FFFD',
+    make: (store) => ({
+      ...store,
+      append: (logId, seq, records, options) =>
+        store.append(
+          logId,
+          seq,
+          records.map((r) => mapStrings(r, wellFormed) as LogRecord),
+          options,
+        ),
+    }),
+  },
+  'keeps the appended objects by reference': {
+    fails: ['log.roundtrip.no-shared-references'],
+    says: 'changing the appended objects changed the log',
+    make: (store, { data }) => {
+      // The objects it was given, by log and seq: what it returns to reads.
+      const shared = data as MemoryData & { kept?: Map<string, Map<number, LogRecord>> }
+      shared.kept ??= new Map()
+      const kept = shared.kept
+      return {
+        ...store,
+        async append(logId, expectedSeq, records, options) {
+          const result = await store.append(logId, expectedSeq, records, options)
+          const log = kept.get(logId) ?? new Map<number, LogRecord>()
+          for (const [i, record] of records.entries()) log.set(expectedSeq + i, record)
+          kept.set(logId, log)
+          return result
+        },
+        async read(logId, options) {
+          const page = await store.read(logId, options)
+          const log = kept.get(logId)
+          return log ? page.map((entry) => ({ seq: entry.seq, record: log.get(entry.seq) ?? entry.record })) : page
+        },
+        async delete(logId) {
+          kept.delete(logId)
+          await store.delete(logId)
+        },
+      }
+    },
+  },
+  'returns the same objects to every read': {
+    fails: ['log.roundtrip.no-shared-references'],
+    says: 'changing the records read returned changed the log',
+    make: (store, { data }) => {
+      // Parses each stored row once per instance and hands out that object every time.
+      const parsed = new Map<string, { text: string; entry: LogEntry }>()
+      return {
+        ...store,
+        async read(logId, options) {
+          const page = await store.read(logId, options)
+          const rows = data.logs.get(logId) ?? []
+          return page.map((entry) => {
+            const key = `${logId}\u0000${entry.seq}`
+            const text = rows[entry.seq - 1]!
+            const known = parsed.get(key)
+            if (known?.text === text) return known.entry
+            parsed.set(key, { text, entry })
+            return entry
+          })
+        },
+      }
+    },
+  },
+
+  // ---- lease time -------------------------------------------------------------------
+  'keeps lease expiry in whole seconds': {
+    fails: ['lease.sub-second', 'lease.live-until-expiry'],
+    says: 'expiresAt is now + ttl to the ms',
+    make: (store, { data }) => {
+      const seconds = (ms: number) => Math.ceil(ms / 1000) * 1000
+      return withLeases(store, {
+        async acquire(logId, owner, ttlMs) {
+          const lease = await store.leases.acquire(logId, owner, ttlMs)
+          data.leases.get(logId)!.expiresAt = seconds(lease.expiresAt)
+          return { ...lease, expiresAt: seconds(lease.expiresAt) }
+        },
+        async renew(lease, ttlMs) {
+          const renewed = await store.leases.renew(lease, ttlMs)
+          data.leases.get(lease.logId)!.expiresAt = seconds(renewed.expiresAt)
+          return { ...renewed, expiresAt: seconds(renewed.expiresAt) }
+        },
+      })
+    },
+  },
+  'a lease is still live at expiresAt': {
+    fails: [
+      'log.fence.superseded',
+      'lease.expiry',
+      'lease.renew',
+      'lease.fences-increase',
+      'lease.sub-second',
+      'lease.live-until-expiry',
+      'wait.worker.dead-host',
+    ],
+    says: 'a lease is live only while now < expiresAt',
+    make: (store, { data }) => {
+      // Compares with <= instead of <: one more ms for every lease.
+      const bump = (logId: string) => {
+        const row = data.leases.get(logId)
+        if (row) row.expiresAt += 1
+      }
+      return withLeases(store, {
+        acquire: async (logId, owner, ttl) => {
+          const lease = await store.leases.acquire(logId, owner, ttl)
+          bump(logId)
+          return lease
+        },
+        renew: async (lease, ttl) => {
+          const renewed = await store.leases.renew(lease, ttl)
+          bump(lease.logId)
+          return renewed
+        },
+      })
+    },
+  },
+  'a lease expires 1 ms before expiresAt': {
+    fails: ['lease.expiry', 'lease.renew', 'lease.sub-second', 'lease.live-until-expiry'],
+    says: 'one ms before expiry: expected an error with code LEASE_HELD',
+    make: (store, { data }) => {
+      const shorten = (logId: string) => {
+        const row = data.leases.get(logId)
+        if (row) row.expiresAt -= 1
+      }
+      return withLeases(store, {
+        acquire: async (logId, owner, ttl) => {
+          const lease = await store.leases.acquire(logId, owner, ttl)
+          shorten(logId)
+          return lease
+        },
+        renew: async (lease, ttl) => {
+          const renewed = await store.leases.renew(lease, ttl)
+          shorten(lease.logId)
+          return renewed
+        },
+      })
+    },
+  },
+  'renews an expired lease that nobody took': {
+    fails: ['lease.renew', 'lease.sub-second', 'lease.live-until-expiry', 'lease.renew-expired-untaken'],
+    says: 'renew after expiry: expected an error with code LEASE_LOST',
+    make: (store, { data }) =>
+      withLeases(store, {
+        async renew(lease, ttlMs) {
+          // Checks that the lease is still this owner's, but not that it is still live.
+          const row = data.leases.get(lease.logId)
+          if (row && row.owner === lease.owner && row.fence === lease.fence) row.expiresAt = Number.MAX_SAFE_INTEGER
+          return store.leases.renew(lease, ttlMs)
+        },
+      }),
+  },
+
+  // ---- wakeups ----------------------------------------------------------------------
+  'cancel removes every wakeup whose id starts with the id': {
+    fails: ['wakeup.cancel-exact', 'wakeup.id.exact'],
+    says: "after cancel('a'), the wakeups due",
+    make: (store, { data }) =>
+      withWakeups(store, {
+        async cancel(logId) {
+          assertLogId(logId, store.limits)
+          await tick()
+          for (const id of [...data.wakeups.keys()]) if (id.startsWith(logId)) data.wakeups.delete(id)
+        },
+      }),
+  },
+  'schedule keeps the hold of an earlier claim': {
+    fails: ['wakeup.schedule-clears-hold', 'durable.ask.answer-refused-by-the-tool-reopens'],
+    says: 'a wakeup scheduled again is due at its new time',
+    make: (store, { data }) => {
+      // A separate "hidden until" column that only claim writes.
+      const holds = data as MemoryData & { holds?: Map<string, number> }
+      holds.holds ??= new Map()
+      return withWakeups(store, {
+        async claim(limit, holdMs) {
+          const claimed = await store.wakeups.claim(limit, holdMs)
+          for (const w of claimed) holds.holds!.set(w.logId, data.wakeups.get(w.logId)!)
+          return claimed
+        },
+        async schedule(logId, at) {
+          const hold = holds.holds!.get(logId)
+          await store.wakeups.schedule(logId, hold !== undefined ? Math.max(at, hold) : at)
+        },
+      })
+    },
+  },
+  'claim reports the end of the hold as the due time': {
+    fails: ['wakeup.claim', 'wakeup.claim-original-time', 'wakeup.schedule-clears-hold'],
+    says: 'a claim reports the time the wakeup was due',
+    make: (store, { data }) =>
+      withWakeups(store, {
+        async claim(limit, holdMs) {
+          const claimed = await store.wakeups.claim(limit, holdMs)
+          return claimed.map((w) => ({ logId: w.logId, at: data.wakeups.get(w.logId)! }))
+        },
+      }),
+  },
+  'rounds wakeup times down to the ms': {
+    fails: ['wakeup.sub-ms'],
+    says: 'is reported at 0 ms',
+    make: (store) => withWakeups(store, { schedule: (logId, at) => store.wakeups.schedule(logId, Math.floor(at)) }),
+  },
+  'keeps wakeup times in whole seconds': {
+    fails: [
+      'wakeup.due',
+      'wakeup.upsert',
+      'wakeup.claim',
+      'wakeup.claim-original-time',
+      'wakeup.cancel-exact',
+      'wakeup.id.exact',
+      'wakeup.schedule-clears-hold',
+      'wakeup.sub-ms',
+      'wakeup.namespaces-isolated',
+    ],
+    says: 'the wakeups due, oldest first, each with its time',
+    make: (store) => withWakeups(store, { schedule: (logId, at) => store.wakeups.schedule(logId, Math.ceil(at / 1000) * 1000) }),
+  },
+  'refuses wakeup times after the year 33658 (10^15 ms)': {
+    fails: ['wakeup.time-range'],
+    says: 'schedule at MAX_TIME_MS',
+    make: (store) =>
+      withWakeups(store, {
+        async schedule(logId, at) {
+          if (at > 1e15 - 1) throw new Error('time out of range')
+          return store.wakeups.schedule(logId, at)
+        },
+      }),
+  },
+  'wakeups of every namespace in one table': {
+    fails: ['wakeup.namespaces-isolated'],
+    says: 'two namespaces alive at once',
+    make: (store) => store,
+    shared: 'wakeups',
+  },
+
+  // ---- namespaces -------------------------------------------------------------------
+  'logs of every namespace in one table': {
+    fails: ['log.namespaces-isolated'],
+    says: 'namespaces share data',
+    make: (store) => store,
+    shared: 'logs',
+  },
+  'leases of every namespace in one table': {
+    fails: ['lease.namespaces-isolated'],
+    says: 'namespaces share leases',
+    make: (store) => store,
+    shared: 'leases',
+  },
+
+  // ---- messages ---------------------------------------------------------------------
+  'append throws synchronously': {
+    fails: [
+      'log.append.stale',
+      'log.append.stale-inside-batch',
+      'log.append.future',
+      'log.append.retry-landed',
+      'log.atomic.refused-batch',
+      'log.limits.record',
+      'log.limits.batch',
+      'log.append.big-batch',
+      'log.append.next-seq',
+      'log.atomic.refused-big-batch',
+      'log.delete.large',
+      'log.fence.current-lease',
+      'log.namespaces-isolated',
+      'durable.second-writer.conflict',
+      'durable.session.deleted-while-asking',
+    ],
+    says: 'append threw synchronously; a store method must return a rejected promise',
+    make: (store) => ({
+      ...store,
+      // Not async: a refusal escapes as a synchronous throw.
+      append(logId, expectedSeq, records, options) {
+        const log = store.data.logs.get(logId) ?? []
+        prepareBatch(records, store.limits)
+        if (records.length > 0 && log.length + 1 !== expectedSeq) throw new LogConflictError(logId, expectedSeq, log.length + 1)
+        return store.append(logId, expectedSeq, records, options)
+      },
+    }),
+  },
+
+  // ---- fencing ----------------------------------------------------------------------
+  'ignores the fence': {
+    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged'],
+    says: 'append with the superseded lease: expected an error with code LEASE_LOST',
+    make: (store) => ({ ...store, append: (logId, seq, records) => store.append(logId, seq, records) }),
+  },
+  'fences by fence number only, not owner': {
+    fails: ['log.fence.forged'],
+    says: 'another owner, same fence: expected an error with code LEASE_LOST',
+    make: (store, { data }) => ({
+      ...store,
+      append: (logId, seq, records, options) => {
+        const current = data.leases.get(logId)
+        const lease = options?.lease
+        return store.append(
+          logId,
+          seq,
+          records,
+          lease && current && lease.fence === current.fence ? { lease: { ...lease, owner: current.owner } } : options,
+        )
+      },
+    }),
+  },
+  'a released lease still fences': {
+    fails: ['log.fence.released'],
+    says: 'append with a released lease: expected an error with code LEASE_LOST',
+    make: (store, { data }) => {
+      // Release marks the lease free instead of ending it: an append with it still lands.
+      const released = new Map<string, { owner: string; fence: number; expiresAt: number }>()
+      return {
+        ...store,
+        leases: {
+          ...store.leases,
+          async release(lease) {
+            const row = data.leases.get(lease.logId)
+            await store.leases.release(lease)
+            if (row) released.set(lease.logId, row)
+          },
+          async acquire(logId, owner, ttlMs) {
+            released.delete(logId)
+            return store.leases.acquire(logId, owner, ttlMs)
+          },
+        },
+        async append(logId, seq, records, options) {
+          const row = released.get(logId)
+          if (!options?.lease || data.leases.has(logId) || !row) return store.append(logId, seq, records, options)
+          data.leases.set(logId, row)
+          try {
+            return await store.append(logId, seq, records, options)
+          } finally {
+            data.leases.delete(logId)
+          }
+        },
+      }
+    },
+  },
+  'fences start again at 1 after a delete': {
+    fails: ['log.fence.deleted'],
+    says: 'the lease after the delete has fence 1, not above 1',
+    make: (store, { data }) => {
+      // As if the fence counter were a column of the lease row that delete removes.
+      const since = data as MemoryData & { restarted?: Map<string, number> }
+      since.restarted ??= new Map()
+      return {
+        ...store,
+        async delete(logId) {
+          await store.delete(logId)
+          since.restarted!.set(logId, 0)
+        },
+        leases: {
+          ...store.leases,
+          async acquire(logId, owner, ttlMs) {
+            const lease = await store.leases.acquire(logId, owner, ttlMs)
+            const count = since.restarted!.get(logId)
+            if (count === undefined) return lease
+            since.restarted!.set(logId, count + 1)
+            data.leases.get(logId)!.fence = count + 1
+            return { ...lease, fence: count + 1 }
+          },
+        },
+      }
     },
   },
 }
 
 /** Conformance options for a store built by `make`, one memory data set per namespace. */
-export function optionsFor(name: string, make: Breaker, overrides: Partial<ConformanceOptions> = {}): ConformanceOptions {
-  const databases = new Map<string, { data: MemoryData; rejected: string[] }>()
+export function optionsFor(
+  name: string,
+  make: Breaker,
+  overrides: Partial<ConformanceOptions> = {},
+  shared?: SharedPart,
+): ConformanceOptions {
+  const databases = new Map<string, Omit<BreakerContext, 'clock'> & { touched: Set<string> }>()
+  const world = createMemoryData()
   const db = (namespace: string) => {
     let entry = databases.get(namespace)
     if (!entry) {
-      entry = { data: createMemoryData(), rejected: [] }
+      const own = createMemoryData()
+      const data: MemoryData = shared ? { ...own, [shared]: world[shared] } : own
+      entry = { data, rejected: [], touched: new Set() }
       databases.set(namespace, entry)
     }
     return entry
@@ -179,15 +1106,36 @@ export function optionsFor(name: string, make: Breaker, overrides: Partial<Confo
   return {
     name,
     createStore: ({ namespace, clock }: StoreContext) => {
-      const { data, rejected } = db(namespace)
-      return make(memoryStore({ data, clock }), data, { rejected })
+      const entry = db(namespace)
+      const store = make(memoryStore({ data: entry.data, clock }), { ...entry, clock })
+      return shared ? touching(store, entry.touched) : store
     },
     dump: async ({ namespace }) => dumpMemoryData(db(namespace).data) + db(namespace).rejected.join('\n'),
-    cleanup: async ({ namespace }) => void databases.delete(namespace),
+    cleanup: async ({ namespace }) => {
+      // A part shared by every namespace keeps what this namespace wrote until here.
+      for (const id of databases.get(namespace)?.touched ?? []) world[shared!]?.delete(id)
+      databases.delete(namespace)
+    },
     ...overrides,
+  }
+}
+
+/** Records every log id a store is called with, so cleanup can remove them from a shared part. */
+function touching(store: HarnessStore, touched: Set<string>): HarnessStore {
+  const note =
+    <A extends unknown[], R>(fn: (logId: string, ...rest: A) => R) =>
+    (logId: string, ...rest: A): R => {
+      touched.add(logId)
+      return fn(logId, ...rest)
+    }
+  return {
+    ...store,
+    append: note(store.append),
+    leases: store.leases && { ...store.leases, acquire: note(store.leases.acquire) },
+    wakeups: store.wakeups && { ...store.wakeups, schedule: note(store.wakeups.schedule) },
   }
 }
 
 export const correct: Breaker = (store) => store
 
-export type { LogRecord }
+export type { Lease, LogRecord }

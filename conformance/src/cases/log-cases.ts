@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
-import { type HarnessStore, type LogRecord, type LogConflictError, utf8Length } from '@tanstack/ai-harness'
-import { defineCase, expectCode, readLog, records } from '../case.js'
+import { type HarnessStore, type LogConflictError, type LogRecord, utf8Length } from '@tanstack/ai-harness/store'
+import { appendToNewLog, assertSame, checkPage, defineCase, expectCode, readFrom, readLog, records } from '../case.js'
+import { sizedBatch, sizedRecord } from '../sized-records.js'
 
 const conflictSeq = (error: unknown) => (error as LogConflictError).actualNextSeq
 
@@ -12,7 +13,7 @@ export const logCases = [
       const batch = records(3, 'first')
       const result = await store.append('s', 1, batch)
       assert.equal(result.nextSeq, 4)
-      const entries = await store.read('s')
+      const entries = await readFrom(store, 's')
       assert.deepEqual(
         entries.map((e) => e.seq),
         [1, 2, 3],
@@ -54,7 +55,7 @@ export const logCases = [
       assert.deepEqual(await store.read('s'), [])
       await store.append('s', 1, records(1, 'a'))
       await expectCode(store.append('s', 3, records(1, 'future')), 'LOG_CONFLICT', 'append at 3 when next is 2')
-      assert.deepEqual(await readLog(store, 's'), records(1, 'a'))
+      assertSame(await readLog(store, 's'), records(1, 'a'), 'the log after a refused append')
     },
   }),
   defineCase({
@@ -99,11 +100,16 @@ export const logCases = [
           ],
           'RECORD_TOO_LARGE',
         ],
+        [
+          'not JSON, last of 30',
+          [...Array.from({ length: 29 }, (_, i) => ({ type: 't', note: marker, i })), { type: 't', n: Number.NaN } as unknown as LogRecord],
+          'RECORD_NOT_JSON',
+        ],
       ]
       for (const [what, batch, code] of bad) {
         await expectCode(store.append('s', 2, batch), code, `batch with a record that is ${what}`)
+        assertSame(await readLog(store, 's'), records(1, 'before'), `the log after the refused batch with a record that is ${what}`)
       }
-      assert.deepEqual(await readLog(store, 's'), records(1, 'before'))
       await store.append('s', 2, records(1, 'after'))
       const raw = await dump()
       assert.ok(!raw.includes(marker), 'the dump holds bytes of a refused batch')
@@ -121,7 +127,7 @@ export const logCases = [
       const seenLengths: number[] = []
       const poll = (async () => {
         while (!done) {
-          const entries = await reader.read('s')
+          const entries = await readFrom(reader, 's')
           seenLengths.push(entries.length)
           const tags = entries.map((e) => e.record.tag)
           for (let i = 0; i < entries.length; i += batchSize) {
@@ -146,20 +152,22 @@ export const logCases = [
       for (const length of seenLengths) {
         assert.equal(length % batchSize, 0, `a reader saw ${length} records: part of a batch`)
       }
-      assert.equal((await store.read('s')).length, batches * batchSize)
+      assert.equal((await readLog(store, 's')).length, batches * batchSize)
     },
   }),
   defineCase({
     id: 'log.read.paging',
-    title: 'read pages with after/limit, ascending, also while appends land between pages',
+    title:
+      'read pages with after/limit: dense from after + 1, at most limit, never empty before the end, also while appends land between pages',
     async run({ store }) {
       for (let i = 0; i < 5; i++) await store.append('s', i * 5 + 1, records(5, `p${i}`))
       const seen: number[] = []
       let after = 0
       let nextSeq = 26
-      for (let page = 0; page < 50; page++) {
+      for (let page = 0; ; page++) {
+        assert.ok(page < 100, 'paging with limit 4 never reached an empty page')
         const entries = await store.read('s', { after, limit: 4 })
-        assert.ok(entries.length <= 4, 'a page is at most limit entries')
+        checkPage(entries, after, 4, `page ${page}`, nextSeq - 1 - after)
         if (entries.length === 0) break
         for (const e of entries) seen.push(e.seq)
         after = entries[entries.length - 1]!.seq
@@ -173,8 +181,9 @@ export const logCases = [
         Array.from({ length: nextSeq - 1 }, (_, i) => i + 1),
       )
       assert.deepEqual(await store.read('s', { after: nextSeq - 1 }), [])
+      assert.deepEqual(await store.read('s', { after: nextSeq + 50, limit: 10 }), [], 'a read past the end is empty')
       assert.deepEqual(await store.read('s', { after: 3, limit: 0 }), [])
-      const tail = await store.read('s', { after: 24 })
+      const tail = await readFrom(store, 's', 24)
       assert.deepEqual(
         tail.map((e) => e.seq),
         Array.from({ length: nextSeq - 25 }, (_, i) => i + 25),
@@ -195,30 +204,31 @@ export const logCases = [
         )
         seq += size
       }
-      const all = await store.read('s')
-      assert.deepEqual(
-        all.map((e) => e.seq),
-        Array.from({ length: seq - 1 }, (_, i) => i + 1),
-      )
+      const all = await readFrom(store, 's')
+      assert.equal(all.length, seq - 1, `reading the log of ${seq - 1} records page by page ended after ${all.length}`)
       assert.ok(
         all.every((e) => e.record.n === e.seq),
         'each record sits at its own seq',
       )
-      const after9 = await store.read('s', { after: 9, limit: 3 })
-      assert.deepEqual(
-        after9.map((e) => e.seq),
-        [10, 11, 12],
-      )
-      const after99 = await store.read('s', { after: 99, limit: 2 })
-      assert.deepEqual(
-        after99.map((e) => e.seq),
-        [100, 101],
-      )
-      const after10 = await store.read('s', { after: 10, limit: 1 })
-      assert.deepEqual(
-        after10.map((e) => e.seq),
-        [11],
-      )
+      for (const [after, limit] of [
+        [9, 3],
+        [99, 2],
+        [10, 1],
+        [8, 5],
+        [19, 2],
+        [98, 4],
+      ] as const) {
+        const page = await store.read('s', { after, limit })
+        checkPage(page, after, limit, `read after ${after} limit ${limit}`, seq - 1 - after)
+        for (const e of page) assert.equal(e.record.n, e.seq, `the record at seq ${e.seq}`)
+        if (after < 90) continue
+        const rest = await readFrom(store, 's', after, limit)
+        assert.deepEqual(
+          rest.map((e) => e.seq),
+          Array.from({ length: seq - 1 - after }, (_, i) => after + 1 + i),
+          `paging from ${after} by ${limit}`,
+        )
+      }
     },
   }),
   defineCase({
@@ -227,7 +237,7 @@ export const logCases = [
     async run({ store }) {
       const ids = ['a', 'a1', 'A', 'a:b', 'a/b', 'a%2Fb', 'a b', 'a:1', 'a/', 'a%', 'ab', ' a', 'a\u00e9']
       for (const [index, id] of ids.entries()) {
-        await store.append(id, 1, [{ type: 't', id, index }])
+        await appendToNewLog(store, id, [{ type: 't', id, index }], 'the store treats it as the same log as a look-alike id')
       }
       for (const [index, id] of ids.entries()) {
         const entries = await store.read(id)
@@ -252,7 +262,7 @@ export const logCases = [
           [{ type: 't', i }],
           `own read after append ${i}`,
         )
-        const theirs = await other.read('s')
+        const theirs = await readLog(other, 's')
         assert.equal(theirs.length, i, `another instance's read after append ${i}`)
       }
     },
@@ -345,7 +355,7 @@ export const logCases = [
       await expectCode(store.append('s', 1, over), 'RECORD_TOO_LARGE', 'batch one byte over')
       assert.deepEqual(await store.read('s'), [])
       await store.append('s', 1, exact)
-      assert.equal((await store.read('s')).length, exact.length)
+      assert.equal((await readLog(store, 's')).length, exact.length)
     },
   }),
   defineCase({
@@ -368,7 +378,10 @@ export const logCases = [
       await store.append('a', 1, [{ type: 't', again: true }])
       assert.deepEqual(await readLog(store, 'a'), [{ type: 't', again: true }])
       if (store.leases) {
-        await store.leases.acquire('a', 'someone-else', 60_000)
+        await store.leases.acquire('a', 'someone-else', 60_000).catch((error: { code?: string }) => {
+          if (error.code !== 'LEASE_HELD') throw error
+          assert.fail('the lease of the deleted session "a" is still held by its owner: delete removes the session\'s lease')
+        })
         await expectCode(store.leases.acquire('a1', 'someone-else', 60_000), 'LEASE_HELD', "look-alike's lease survives")
       }
       if (store.wakeups) {
@@ -383,9 +396,9 @@ export const logCases = [
     id: 'log.race.same-seq',
     title: 'several instances appending at the same expected seq: exactly one wins',
     requires: ['races'],
-    async run({ openStore, store, concurrency }) {
+    async run({ openRacer, store, concurrency }) {
+      const writers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
       for (let round = 0; round < 3; round++) {
-        const writers = await Promise.all(Array.from({ length: concurrency }, () => openStore()))
         const base = round * 2 + 1
         const outcomes = await Promise.allSettled(writers.map((w, i) => w.append('s', base, records(2, `r${round}w${i}`))))
         const winners = outcomes.filter((o) => o.status === 'fulfilled')
@@ -393,8 +406,8 @@ export const logCases = [
         for (const o of outcomes) {
           if (o.status === 'rejected') assert.equal((o.reason as { code?: string }).code, 'LOG_CONFLICT', String(o.reason))
         }
-        await Promise.all(writers.map((w) => (w === store ? undefined : w.close?.())))
       }
+      await Promise.all(writers.map((w) => w.close?.()))
       const log = await readLog(store, 's')
       assert.equal(log.length, 6)
       for (let i = 0; i < 6; i += 2) assert.equal(log[i]!.tag, log[i + 1]!.tag, 'a batch stays together')
@@ -404,16 +417,16 @@ export const logCases = [
     id: 'log.race.retry-loops',
     title: 'writers that re-read and retry on conflict land every batch exactly once, contiguous',
     requires: ['races'],
-    async run({ openStore, store, concurrency }) {
+    async run({ openRacer, store, concurrency }) {
       const perWriter = 6
-      const writers = await Promise.all(Array.from({ length: concurrency }, () => openStore()))
+      const writers = await Promise.all(Array.from({ length: concurrency }, () => openRacer()))
       await Promise.all(
         writers.map(async (w, wi) => {
           for (let b = 0; b < perWriter; b++) {
             const batch = records(1 + ((wi + b) % 3), `w${wi}b${b}`)
             for (let attempt = 0; ; attempt++) {
               assert.ok(attempt < 500, 'a writer never got through')
-              const tail = await w.read('s')
+              const tail = await readLog(w, 's')
               try {
                 await w.append('s', tail.length + 1, batch)
                 break
@@ -441,30 +454,5 @@ export const logCases = [
     },
   }),
 ]
-
-/** A record whose JSON is exactly `bytes` long (UTF-8), padded with `fill`. */
-function sizedRecord(bytes: number, fill = 'x'): LogRecord {
-  const base = JSON.stringify({ type: 't', pad: '' })
-  const fillBytes = utf8Length(fill)
-  const room = bytes - utf8Length(base)
-  if (room < 0) throw new Error(`cannot build a record of ${bytes} bytes`)
-  const count = Math.floor(room / fillBytes)
-  const pad = fill.repeat(count) + 'x'.repeat(room - count * fillBytes)
-  return { type: 't', pad }
-}
-
-/** Records of at most `maxRecord` bytes whose sizes add up to exactly `total`. */
-function sizedBatch(total: number, maxRecord: number): LogRecord[] {
-  const minRecord = utf8Length(JSON.stringify({ type: 't', pad: '' }))
-  const batch: LogRecord[] = []
-  let left = total
-  while (left > 0) {
-    let size = Math.min(maxRecord, left)
-    if (left - size > 0 && left - size < minRecord) size = left - minRecord
-    batch.push(sizedRecord(size))
-    left -= size
-  }
-  return batch
-}
 
 export type { HarnessStore }

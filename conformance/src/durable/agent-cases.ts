@@ -11,7 +11,7 @@ import {
 } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
-import { defineCase } from '../case.js'
+import { defineCase, readFrom } from '../case.js'
 import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
 
 /** A child agent whose one tool asks a person to confirm; and a parent that delegates to it. */
@@ -58,15 +58,15 @@ export const agentCases = [
       const questions = chunks.filter((c) => c.type === 'CUSTOM' && (c as { name?: string }).name === HARNESS_EVENTS.question)
       assert.equal(questions.length, 1, "the child's question reaches the parent's stream")
       const question = (questions[0] as { value: { sessionId: string; questionId: string } }).value
-      const [assistant] = harnessRecords(await context.store.read('boss'), 'harness.assistant')
+      const [assistant] = harnessRecords(await readFrom(context.store, 'boss'), 'harness.assistant')
       const call = (assistant?.toolCalls as Array<{ id: string }>)[0]!
       assert.equal(question.sessionId, childSessionId('boss', call.id))
-      assert.equal(harnessRecords(await context.store.read('boss'), 'harness.parked')[0]?.reason, 'agent')
+      assert.equal(harnessRecords(await readFrom(context.store, 'boss'), 'harness.parked')[0]?.reason, 'agent')
       await proc.host.answer({ sessionId: question.sessionId, questionId: question.questionId, answer: { ok: true } })
       const worker = createWorker({ store: await context.openStore(), harnesses: [parent, child], clock: context.clock, leaseMs: LEASE_MS })
       assert.deepEqual((await worker.poll()).resumed, [question.sessionId], 'the answered child goes on first')
       assert.deepEqual((await worker.poll()).resumed, ['boss'], 'then its finished child wakes the parent')
-      const entries = await context.store.read('boss')
+      const entries = await readFrom(context.store, 'boss')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'The helper is done.')
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)

@@ -3,7 +3,7 @@ import { toolDefinition } from '@tanstack/ai'
 import { DEFAULT_CUT_TOOL_ERROR, defineHarness, durableTool, type LogRecord, SecretScanner } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
-import { type CaseContext, defineCase, expectCode } from '../case.js'
+import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
 import {
   assertWellFormed,
   checkoutDefinition,
@@ -39,7 +39,7 @@ async function crashAndResume(context: CaseContext, crash: { match: (r: readonly
   first.store.crashOnAppend(crash.match, crash.point)
   const session = await first.host.open({ sessionId: 'order-session' })
   await runUntilCrash(first, session.send('checkout o1'), 'checkout')
-  const beforeRecovery = await context.store.read('order-session')
+  const beforeRecovery = await readFrom(context.store, 'order-session')
   context.clock.advance(LEASE_MS + 1)
   const second = await startProcess(context, harness, 'host-2')
   const reopened = await second.host.open({ sessionId: 'order-session' })
@@ -322,7 +322,7 @@ export const durableCases = [
       let intruded = false
       const tool = durableTool(toolDefinition({ name: 'work', description: 'w', inputSchema: z.object({}) }), async (_a, { step }) => {
         await step.do('one', async () => {
-          const tail = await intruder.read('shared')
+          const tail = await readFrom(intruder, 'shared')
           await intruder.append('shared', tail.length + 1, [{ type: 'app.other-writer' }])
           intruded = true
           return 1
@@ -340,7 +340,7 @@ export const durableCases = [
       await expectCode(drain(session.send('go')), 'LOG_CONFLICT', 'the host that lost the race')
       assert.ok(intruded)
       await expectCode(drain(session.send('again')), 'LOG_CONFLICT', 'a stopped session refuses new turns')
-      const entries = await context.store.read('shared')
+      const entries = await readFrom(context.store, 'shared')
       assertWellFormed(entries)
       assert.equal(entries.at(-1)?.record.type, 'app.other-writer', 'nothing was written after the other writer')
       assert.equal(harnessRecords(entries, 'harness.step').length, 0)

@@ -3,7 +3,7 @@ import { toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool, type Harness, HARNESS_EVENTS, LogConflictError } from '@tanstack/ai-harness'
 import { appendOf, faultyStore, scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
-import { type CaseContext, defineCase, expectCode } from '../case.js'
+import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
 import { assertWellFormed, drain, harnessRecords, LEASE_MS } from './fixtures.js'
 
 /**
@@ -58,7 +58,7 @@ export const faultCases = [
       await drain(session.send('one'))
       await session.close()
       await drain((await second.host.open({ sessionId: 'twin' })).send('two'))
-      const entries = await context.store.read('twin')
+      const entries = await readFrom(context.store, 'twin')
       assertWellFormed(entries)
       const started = harnessRecords(entries, 'harness.turn.started')
       assert.deepEqual(
@@ -83,12 +83,12 @@ export const faultCases = [
       await expectCode(drain(session.send('hi')), 'STORE_UNAVAILABLE', 'the turn whose append never answered')
       await session.close()
       await proc.host.shutdown()
-      assert.equal(harnessRecords(await context.store.read('hung'), 'harness.turn.started').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'hung'), 'harness.turn.started').length, 1)
 
       context.clock.advance(LEASE_MS + 1)
       const w = await worker(context, chat())
       assert.deepEqual((await w.poll()).resumed, ['hung'], 'the wakeup set before the turn began brought a worker')
-      const entries = await context.store.read('hung')
+      const entries = await readFrom(context.store, 'hung')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
       await w.stop()
@@ -109,7 +109,7 @@ export const faultCases = [
       context.clock.advance(LEASE_MS + 1)
       const w = await worker(context, chat())
       assert.deepEqual((await w.poll()).resumed, ['doubt'])
-      const entries = await context.store.read('doubt')
+      const entries = await readFrom(context.store, 'doubt')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
       await w.stop()
@@ -136,10 +136,10 @@ export const faultCases = [
         'ALREADY_ANSWERED',
         'a different second answer',
       )
-      assert.equal(harnessRecords(await context.store.read('ask'), 'harness.answer').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'ask'), 'harness.answer').length, 1)
       const w = await worker(context, asker())
       assert.deepEqual((await w.poll()).resumed, ['ask'], 'the answer made the session due')
-      const entries = await context.store.read('ask')
+      const entries = await readFrom(context.store, 'ask')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'yes')
       await w.stop()

@@ -14,7 +14,7 @@ import {
 } from '@tanstack/ai-harness'
 import { type ScriptedReply, scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
-import { type CaseContext, defineCase, expectCode } from '../case.js'
+import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
 import { assertWellFormed, drain, FakeBilling, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
 
 const orderSchema = z.object({ orderId: z.string() })
@@ -64,7 +64,7 @@ async function inOneCall(context: CaseContext, body: (context: DurableToolContex
   const session = await proc.host.open({ sessionId: 'edge' })
   await drain(session.send('go'))
   await session.close()
-  return context.store.read('edge')
+  return readFrom(context.store, 'edge')
 }
 
 export const runtimeCases = [
@@ -94,7 +94,7 @@ export const runtimeCases = [
       const second = await startProcess(context, resumed, 'host-2')
       const reopened = await second.host.open({ sessionId: 'reuse' })
       await drain(reopened.resume())
-      const entries = await context.store.read('reuse')
+      const entries = await readFrom(context.store, 'reuse')
       assertWellFormed(entries)
       const records = entries.map((e) => e.record)
       assert.deepEqual(
@@ -134,7 +134,7 @@ export const runtimeCases = [
       const proc = await startProcess(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'batch' })
       await drain(session.send('checkout both'))
-      const entries = await context.store.read('batch')
+      const entries = await readFrom(context.store, 'batch')
       assertWellFormed(entries)
       assert.deepEqual(
         loggedCalls(entries.map((e) => e.record)).map((c) => c.id),
@@ -176,7 +176,7 @@ export const runtimeCases = [
       const [again] = questionsIn(chunks)
       assert.equal(again?.questionId, question.questionId, 'the same question is asked again')
       assert.match(String(again?.rejected), /at most 10/)
-      assert.equal(harnessRecords(await context.store.read('order'), 'harness.answer.rejected').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'order'), 'harness.answer.rejected').length, 1)
       const other = await startProcess(context, harness, 'other-host')
       await other.host.answer({ sessionId: 'order', questionId: question.questionId, answer: { quantity: 5 } })
       await expectCode(
@@ -186,7 +186,7 @@ export const runtimeCases = [
       )
       assert.deepEqual((await w.poll()).resumed, ['order'])
       assert.deepEqual(seen, [{ quantity: 5 }])
-      const entries = await context.store.read('order')
+      const entries = await readFrom(context.store, 'order')
       assertWellFormed(entries)
       assert.deepEqual(
         harnessRecords(entries, 'harness.tool.result').map((r) => r.result),
@@ -216,7 +216,7 @@ export const runtimeCases = [
       const second = await startProcess(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'reserve' })
       await drain(reopened.resume())
-      const entries = await context.store.read('reserve')
+      const entries = await readFrom(context.store, 'reserve')
       assertWellFormed(entries)
       assert.equal(runs, 2)
       const [result] = harnessRecords(entries, 'harness.tool.result')
@@ -246,7 +246,7 @@ export const runtimeCases = [
       const second = await startProcess(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'mw' })
       await drain(reopened.resume())
-      const entries = await context.store.read('mw')
+      const entries = await readFrom(context.store, 'mw')
       assertWellFormed(entries)
       const [call] = loggedCalls(entries.map((e) => e.record))
       assert.deepEqual([...billing.charges.keys()], [`mw:${call!.id}:charge`], 'the key names the session, not plain:')
@@ -275,7 +275,7 @@ export const runtimeCases = [
         await expectCode(late(), 'TOOL_CALL_SETTLED', 'a step call after the call ended')
       }
       assert.equal(ran, 0, 'no step function ran')
-      assert.deepEqual(await context.store.read('edge'), before, 'nothing was written')
+      assert.deepEqual(await readFrom(context.store, 'edge'), before, 'nothing was written')
     },
   }),
   defineCase({
@@ -361,7 +361,7 @@ export const runtimeCases = [
       const session = await host.open({ sessionId: 'gone' })
       await expectCode(drain(session.send('go')), 'LOG_CONFLICT', 'the host whose session was deleted')
       assert.equal(session.status, 'deleted')
-      assert.deepEqual(await context.store.read('gone'), [], 'nothing was written after the delete')
+      assert.deepEqual(await readFrom(context.store, 'gone'), [], 'nothing was written after the delete')
     },
   }),
 ]

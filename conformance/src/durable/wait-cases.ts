@@ -3,7 +3,7 @@ import { type StreamChunk, toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
-import { type CaseContext, defineCase, expectCode } from '../case.js'
+import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
 import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
 
 const HOUR = 3_600_000
@@ -71,7 +71,7 @@ export const waitCases = [
         { reason: 'sleep', until: start + HOUR, toolCallId: (session.parked ?? { toolCallId: '?' }).toolCallId },
       ])
       assert.equal(session.status, 'parked')
-      const sleeps = harnessRecords(await context.store.read('nap'), 'harness.sleep')
+      const sleeps = harnessRecords(await readFrom(context.store, 'nap'), 'harness.sleep')
       assert.deepEqual(
         sleeps.map((r) => r.wakeAt),
         [start + HOUR],
@@ -81,7 +81,7 @@ export const waitCases = [
       assert.deepEqual((await w.poll()).resumed, [])
       context.clock.advance(HOUR)
       assert.deepEqual((await w.poll()).resumed, ['nap'])
-      const entries = await context.store.read('nap')
+      const entries = await readFrom(context.store, 'nap')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
       assert.deepEqual(runs, ['before', 'after'], 'each step ran once')
@@ -106,7 +106,7 @@ export const waitCases = [
       const reopened = await second.host.open({ sessionId: 'nap' })
       const chunks = await drain(reopened.resume())
       assert.equal(customEvents(chunks, HARNESS_EVENTS.parked).length, 1, 'the resumed call parks again until the same wake time')
-      const sleeps = harnessRecords(await context.store.read('nap'), 'harness.sleep')
+      const sleeps = harnessRecords(await readFrom(context.store, 'nap'), 'harness.sleep')
       assert.deepEqual(
         sleeps.map((r) => r.wakeAt),
         [start + HOUR],
@@ -138,15 +138,15 @@ export const waitCases = [
       assert.ok(question, 'the stream carries the question')
       assert.equal(question.message, 'Refund order 42?')
       assert.equal((question.schema as { type?: string }).type, 'object', 'the question carries its JSON Schema')
-      assert.equal(harnessRecords(await context.store.read('refund'), 'harness.ask').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'refund'), 'harness.ask').length, 1)
       const other = await startProcess(context, harness, 'other-host')
-      const before = (await context.store.read('refund')).length
+      const before = (await readFrom(context.store, 'refund')).length
       await expectCode(
         other.host.answer({ sessionId: 'refund', questionId: question.questionId, answer: { approve: 'yes' } }),
         'ANSWER_INVALID',
         'bad answer',
       )
-      assert.equal((await context.store.read('refund')).length, before, 'a refused answer writes nothing')
+      assert.equal((await readFrom(context.store, 'refund')).length, before, 'a refused answer writes nothing')
       await expectCode(
         other.host.answer({ sessionId: 'refund', questionId: 'nope', answer: { approve: true } }),
         'QUESTION_NOT_FOUND',
@@ -161,7 +161,7 @@ export const waitCases = [
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, ['refund'], 'the answer made the session due at once')
       assert.deepEqual(seen, [{ approve: true, note: 'ok' }])
-      const entries = await context.store.read('refund')
+      const entries = await readFrom(context.store, 'refund')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'refunded')
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
@@ -183,7 +183,7 @@ export const waitCases = [
         async append(logId, expectedSeq, records) {
           const result = await inner.append(logId, expectedSeq, records)
           if (records.some((r) => r.type === 'harness.parked')) {
-            const ask = harnessRecords(await inner.read(logId), 'harness.ask')[0]!
+            const ask = harnessRecords(await readFrom(inner, logId), 'harness.ask')[0]!
             await answerer.host.answer({ sessionId: logId, questionId: `${ask.toolCallId}:${ask.name}`, answer: { approve: true } })
           }
           return result
@@ -195,7 +195,7 @@ export const waitCases = [
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, ['refund'], 'the answered session is due at once')
       assert.deepEqual(seen, [{ approve: true }])
-      assert.equal(harnessRecords(await context.store.read('refund'), 'harness.turn.finished').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'refund'), 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -253,7 +253,7 @@ export const waitCases = [
       context.clock.advance(LEASE_MS)
       assert.deepEqual((await w.poll()).resumed, ['job'])
       assert.deepEqual(runs, ['one', 'two'])
-      assert.equal(harnessRecords(await context.store.read('job'), 'harness.turn.finished').length, 1)
+      assert.equal(harnessRecords(await readFrom(context.store, 'job'), 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -299,7 +299,7 @@ export const waitCases = [
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, ['job'], 'resumed at once: same clock, no lease expiry')
       assert.deepEqual(runs, ['one', 'two'])
-      const entries = await context.store.read('job')
+      const entries = await readFrom(context.store, 'job')
       assertWellFormed(entries)
       assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
       await w.stop()
@@ -319,7 +319,7 @@ export const waitCases = [
       const again = await proc.host.open({ sessionId: 'refund' })
       await again.cancel('the customer changed their mind')
       await again.close()
-      const entries = await context.store.read('refund')
+      const entries = await readFrom(context.store, 'refund')
       assert.equal(harnessRecords(entries, 'harness.turn.cancelled').length, 1)
       await expectCode(
         proc.host.answer({ sessionId: 'refund', questionId: question!.questionId, answer: { approve: true } }),

@@ -1,5 +1,12 @@
 import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb'
-import { type AppendResult, assertExpectedSeq, assertLogId, LogConflictError, type LogRecord, prepareBatch } from '@tanstack/ai-harness'
+import {
+  type AppendResult,
+  assertExpectedSeq,
+  assertLogId,
+  LogConflictError,
+  type LogRecord,
+  prepareBatch,
+} from '@tanstack/ai-harness/store'
 import { type LogContext, readTail } from './batches.js'
 import { ATTR, batchSk } from './keys.js'
 import { isConditionFailed } from './transient.js'

@@ -5,7 +5,7 @@ import {
   type QueryCommandOutput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb'
-import { HarnessError, type LogRecord, type StoreLimits } from '@tanstack/ai-harness'
+import { HarnessError, type LogRecord, type StoreLimits } from '@tanstack/ai-harness/store'
 import type { ReadAhead, TailCache } from './caches.js'
 import { ATTR, FIRST_BATCH_SK, type KeyLayout, LAST_BATCH_SK, numberAttr, slotOf, stringAttr } from './keys.js'
 import type { Send } from './send.js'

@@ -1,4 +1,4 @@
-import type { LogEntry, LogRecord } from '@tanstack/ai-harness'
+import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
 import type { Tail } from './batches.js'
 
 /** A Map that forgets its least recently set entry past `max`: the caches only save requests. */

@@ -1,5 +1,5 @@
 import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb'
-import { HarnessError } from '@tanstack/ai-harness'
+import { HarnessError } from '@tanstack/ai-harness/store'
 import { type LogContext, parseSlot, queryBatches, readTail, SPECULATIVE_CLOSES, writeItems } from './batches.js'
 import { ATTR, batchSk, deletedSk, FIRST_BATCH_SK, genBounds } from './keys.js'
 import { isConditionFailed } from './transient.js'

@@ -11,7 +11,7 @@ import {
   type StoreLimits,
   systemClock,
   type WakeupStore,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { appendBatch } from './append.js'
 import { ReadAhead, TailCache } from './caches.js'
 import { deleteLog } from './delete.js'

@@ -1,4 +1,4 @@
-import { HarnessError, utf8Length } from '@tanstack/ai-harness'
+import { HarnessError, utf8Length } from '@tanstack/ai-harness/store'
 
 /**
  * The key layout of the harness table, in one place.

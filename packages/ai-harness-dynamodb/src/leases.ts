@@ -9,7 +9,7 @@ import {
   type LeaseStore,
   MAX_TIME_MS,
   type StoreLimits,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, LEASE_SK, numberAttr } from './keys.js'
 import type { Send } from './send.js'
 import { isConditionFailed } from './transient.js'

@@ -1,4 +1,4 @@
-import type { StoreLimits } from '@tanstack/ai-harness'
+import type { StoreLimits } from '@tanstack/ai-harness/store'
 import { MAX_PARTITION_KEY_BYTES } from './keys.js'
 
 /** DynamoDB's item size limit: 400 KB, counting attribute names and values. */

@@ -1,4 +1,4 @@
-import { HarnessError, isWellFormedText, type StoreLimits, utf8Length } from '@tanstack/ai-harness'
+import { HarnessError, isWellFormedText, type StoreLimits, utf8Length } from '@tanstack/ai-harness/store'
 import { keyLayout } from './keys.js'
 import { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES, itemOverheadBytes } from './limits.js'
 

@@ -1,5 +1,5 @@
 import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, HarnessError, type LogEntry, type ReadOptions } from '@tanstack/ai-harness'
+import { assertLogId, HarnessError, type LogEntry, type ReadOptions } from '@tanstack/ai-harness/store'
 import { type BatchSlot, type LogContext, parseSlot, queryBatches, readTail, recordsOf, SPECULATIVE_CLOSES } from './batches.js'
 import type { PendingBatch } from './caches.js'
 import { ATTR, batchSk, deletedSk, genBounds } from './keys.js'

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import { type DynamoRetryOptions, isConditionFailed, isTransientDynamoError } from './transient.js'
 
 /** Default deadline of one request (one try), in ms. */

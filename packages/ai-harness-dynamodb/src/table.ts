@@ -6,7 +6,7 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb'
-import { HarnessError, isHarnessError } from '@tanstack/ai-harness'
+import { HarnessError, isHarnessError } from '@tanstack/ai-harness/store'
 import { ATTR, WAKEUP_INDEX } from './keys.js'
 import { assertKnownKeys, checkTableName } from './options.js'
 

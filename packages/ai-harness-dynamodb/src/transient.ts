@@ -1,4 +1,4 @@
-import type { RetryOptions } from '@tanstack/ai-harness'
+import type { RetryOptions } from '@tanstack/ai-harness/store'
 
 /** Error names DynamoDB uses when it sheds load: always worth another try after a pause. */
 const THROTTLING = new Set([

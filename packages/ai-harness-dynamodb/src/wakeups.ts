@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
-import { assertLogId, type Clock, HarnessError, MAX_TIME_MS, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  MAX_TIME_MS,
+  type StoreLimits,
+  type Wakeup,
+  type WakeupStore,
+} from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, numberAttr, stringAttr, WAKEUP_INDEX, WAKEUP_SK } from './keys.js'
 import type { Send } from './send.js'
 import { isConditionFailed } from './transient.js'

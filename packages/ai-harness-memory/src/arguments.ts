@@ -2,7 +2,7 @@
  * Checks of the arguments of the lease and wakeup calls: each refusal is
  * `INVALID_ARGUMENT` saying what the call accepts. The same rules as the PostgreSQL store.
  */
-import { assertLogId, HarnessError, type Lease, MAX_TIME_MS, type StoreLimits } from '@tanstack/ai-harness'
+import { assertLogId, HarnessError, type Lease, MAX_TIME_MS, type StoreLimits } from '@tanstack/ai-harness/store'
 
 const refuse = (message: string): never => {
   throw new HarnessError('INVALID_ARGUMENT', message)

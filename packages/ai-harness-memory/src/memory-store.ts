@@ -18,7 +18,7 @@ import {
   systemClock,
   type Wakeup,
   type WakeupStore,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { checkDuration, checkLease, checkLimit, checkOwner, checkTime, later } from './arguments.js'
 import { createMemoryData, type MemoryData } from './memory-data.js'
 import { checkOptions, MEMORY_DEFAULT_LIMITS, type MemoryStoreOptions } from './options.js'

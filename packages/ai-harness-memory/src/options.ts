@@ -2,7 +2,7 @@
  * The options of `memoryStore()`, its limits, and the check that refuses a wrong
  * option with `INVALID_ARGUMENT` naming the option and what it accepts.
  */
-import { type Clock, HarnessError, type StoreLimits } from '@tanstack/ai-harness'
+import { type Clock, HarnessError, type StoreLimits } from '@tanstack/ai-harness/store'
 import type { MemoryData } from './memory-data.js'
 
 /**

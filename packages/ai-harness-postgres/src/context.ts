@@ -3,7 +3,7 @@
  * the time to compare leases and wakeups against, and `run`, which retries transient
  * failures and turns what is left into typed errors.
  */
-import { type Clock, HarnessError, isHarnessError, type RetryOptions, type StoreLimits, withRetry } from '@tanstack/ai-harness'
+import { type Clock, HarnessError, isHarnessError, type RetryOptions, type StoreLimits, withRetry } from '@tanstack/ai-harness/store'
 import type { Driver } from './driver-types.js'
 import type { Statements, TableNames } from './sql.js'
 

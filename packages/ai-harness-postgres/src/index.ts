@@ -3,7 +3,7 @@
  * (node-postgres) or embedded PGlite, with the same SQL.
  * @packageDocumentation
  */
-import { type HarnessStore, HarnessError, type LeaseStore, type StoreLimits, type WakeupStore } from '@tanstack/ai-harness'
+import { type HarnessStore, HarnessError, type LeaseStore, type StoreLimits, type WakeupStore } from '@tanstack/ai-harness/store'
 import { createContext } from './context.js'
 import { createDriver } from './driver.js'
 import { leaseStore } from './leases.js'

@@ -1,5 +1,5 @@
 /** Leases: acquire, renew, release, each one statement that compares against the store's time. */
-import { assertLogId, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness'
+import { assertLogId, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness/store'
 import { checkDuration, checkLease, checkOwner } from './arguments.js'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'

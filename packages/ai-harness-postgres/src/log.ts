@@ -15,7 +15,7 @@ import {
   type LogRecord,
   prepareBatch,
   type ReadOptions,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { checkLease, checkLimit } from './arguments.js'
 import { type StoreContext, sqlStateOf } from './context.js'
 

@@ -3,7 +3,7 @@
  * one with `INVALID_ARGUMENT` naming the option and what it accepts, before anything
  * deeper could fail with a TypeError.
  */
-import { type Clock, HarnessError, type RetryOptions, type StoreLimits } from '@tanstack/ai-harness'
+import { type Clock, HarnessError, type RetryOptions, type StoreLimits } from '@tanstack/ai-harness/store'
 import type { PostgresClient } from './driver-types.js'
 
 /**

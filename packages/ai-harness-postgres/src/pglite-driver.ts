@@ -5,7 +5,7 @@
  * with `EXECUTE`. `EXECUTE` takes no bind parameters, so its arguments go in as string
  * literals, made by `literal()` below and checked with hostile text in the tests.
  */
-import { HarnessError } from '@tanstack/ai-harness'
+import { HarnessError } from '@tanstack/ai-harness/store'
 import type { Driver, PGliteLike, QueryResultLike, Queryable, Row } from './driver-types.js'
 import { statementNamer } from './statement-name.js'
 

@@ -1,4 +1,4 @@
-import { HarnessError, MAX_TIME_MS } from '@tanstack/ai-harness'
+import { HarnessError, MAX_TIME_MS } from '@tanstack/ai-harness/store'
 
 /**
  * Every statement the store runs, in one place, top to bottom. Table names are the

@@ -1,5 +1,5 @@
 /** Wakeups: schedule, cancel, due, claim; due and claim compare against the store's time. */
-import { assertLogId, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import { assertLogId, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
 import { checkDuration, checkLimit, checkTime } from './arguments.js'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'

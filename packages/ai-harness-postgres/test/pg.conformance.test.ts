@@ -2,6 +2,7 @@ import { runConformance } from '@tanstack/ai-harness-conformance'
 import pg from 'pg'
 import { afterAll } from 'vitest'
 import { postgresStore } from '../src/index.js'
+import { createStore } from './pg-store-factory.js'
 import { pgConfig, schemaFor } from './support.js'
 
 // Dumps and drops schemas; every store the suite opens gets its own pool instead.
@@ -10,14 +11,11 @@ afterAll(() => admin.end())
 
 runConformance({
   name: 'postgres (pg)',
-  async createStore({ namespace, clock }) {
-    // Each call is another "process": its own pool, so the race cases race for real.
-    const pool = new pg.Pool({ ...pgConfig(), max: 4 })
-    pool.on('error', () => {}) // an idle connection dropped by the server; the pool replaces it
-    const store = postgresStore({ client: pool, schema: schemaFor(namespace), clock, closeClient: true })
-    await store.migrate()
-    return store
-  },
+  // Each call is another "process": its own pool.
+  createStore,
+  // The race cases run their writers in child processes that open the store with the
+  // same factory: real processes, real connections, racing in the database.
+  processes: { module: new URL('./pg-store-factory.ts', import.meta.url) },
   dump: ({ namespace }) => postgresStore({ client: admin, schema: schemaFor(namespace) }).dump(),
   cleanup: async ({ namespace }) => void (await admin.query(`DROP SCHEMA IF EXISTS "${schemaFor(namespace)}" CASCADE`)),
 })

@@ -12,7 +12,7 @@ import {
   type StoreLimits,
   systemClock,
   type WakeupStore,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { keyLayout } from './keys.js'
 import { leaseStore } from './leases.js'
 import { logStore } from './log.js'

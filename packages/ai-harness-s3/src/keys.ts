@@ -1,4 +1,4 @@
-import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness'
+import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness/store'
 
 /**
  * Every object key the store writes, in one place. Under the store's prefix `P`:

@@ -8,7 +8,7 @@ import {
   type LeaseStore,
   MAX_TIME_MS,
   type StoreLimits,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import type { KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 

@@ -9,7 +9,7 @@ import {
   prepareBatch,
   type ReadOptions,
   type StoreLimits,
-} from '@tanstack/ai-harness'
+} from '@tanstack/ai-harness/store'
 import { boundedMap } from './bounded-map.js'
 import type { KeyLayout } from './keys.js'
 import { type Listed, mapBounded, type ObjectIO, type StoredText } from './objects.js'

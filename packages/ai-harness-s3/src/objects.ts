@@ -7,7 +7,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness'
+import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import { isNotFound, isPreconditionFailure, isTransientS3Error } from './s3-errors.js'
 
 /** Default deadline of one request (one try), in ms, the body's download included. */

@@ -1,4 +1,4 @@
-import { HarnessError, isWellFormedText, type StoreLimits } from '@tanstack/ai-harness'
+import { HarnessError, isWellFormedText, type StoreLimits } from '@tanstack/ai-harness/store'
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 

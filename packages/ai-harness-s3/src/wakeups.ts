@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { assertLogId, type Clock, HarnessError, MAX_TIME_MS, type StoreLimits, type Wakeup, type WakeupStore } from '@tanstack/ai-harness'
+import {
+  assertLogId,
+  type Clock,
+  HarnessError,
+  MAX_TIME_MS,
+  type StoreLimits,
+  type Wakeup,
+  type WakeupStore,
+} from '@tanstack/ai-harness/store'
 import type { DueKey, KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 

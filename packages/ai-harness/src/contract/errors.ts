@@ -94,15 +94,27 @@ export class RecordTooLargeError extends HarnessError {
   override readonly code = 'RECORD_TOO_LARGE' as const
   readonly bytes: number
   readonly limit: number
+  /** Which declared limit it is over, e.g. `maxRecordBytes`. */
+  readonly limitName: string | undefined
 
-  constructor(what: string, bytes: number, limit: number) {
-    super(
-      'RECORD_TOO_LARGE',
-      `${what} is ${bytes} bytes of JSON, over the store's limit of ${limit} bytes. Store large data elsewhere and log its id instead.`,
-    )
+  /**
+   * @param declared which of the store's `limits` it is over; with `minimum`, the least
+   *   every store must accept: a limit below it is the store's mistake, and the message says so.
+   */
+  constructor(what: string, bytes: number, limit: number, declared?: { name: string; unit?: string; minimum?: number }) {
+    const unit = declared?.unit ?? 'bytes of JSON'
+    const over = `${what} is ${bytes} ${unit}, over the store's limit of ${limit}${declared ? ` (limits.${declared.name})` : ''}. `
+    const advice =
+      declared?.minimum !== undefined && limit < declared.minimum
+        ? `The store declares limits.${declared.name} = ${limit}, below the ${declared.minimum} every store must accept: fix the store's limits declaration, not the app.`
+        : declared?.name === 'maxBatchRecords'
+          ? 'Append fewer records at once.'
+          : 'Store large data elsewhere and log its id instead.'
+    super('RECORD_TOO_LARGE', over + advice)
     this.name = 'RecordTooLargeError'
     this.bytes = bytes
     this.limit = limit
+    this.limitName = declared?.name
   }
 }
 

@@ -1,6 +1,7 @@
 import { findNonJson, utf8Length } from '../json/check-json.js'
 import { HarnessError, RecordTooLargeError } from './errors.js'
-import { DEFAULT_MAX_LOG_ID_BYTES, type LogRecord, type StoreLimits } from './types.js'
+import { MIN_STORE_LIMITS, maxLogIdBytesOf } from './store-limits.js'
+import type { AppendOptions, LogRecord, StoreLimits } from './types.js'
 
 /** A batch checked against a store's limits, with each record's JSON text. */
 export interface PreparedBatch {
@@ -11,16 +12,24 @@ export interface PreparedBatch {
 }
 
 /**
- * What every store does before writing: each record is a plain JSON object with a
- * string `type`, no record is over `maxRecordBytes`, the batch is not over
- * `maxBatchBytes` or `maxBatchRecords`. Throws a typed error before anything is written.
+ * The one place that refuses what no store may keep; every store calls it (or
+ * {@link prepareAppend}) before it writes a byte. Each record must be a plain JSON object
+ * with a string `type` (`RECORD_INVALID`), hold only JSON values (`RECORD_NOT_JSON`), and
+ * fit the store's declared `maxRecordBytes`; the batch must fit `maxBatchBytes` and
+ * `maxBatchRecords` (`RECORD_TOO_LARGE`). Returns each record's JSON text: keep that text
+ * (it keeps lone surrogates as `\ud800` escapes, `-0` as `0`, and is a copy the caller
+ * cannot change afterwards).
  */
 export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits): PreparedBatch {
   if (!Array.isArray(records)) {
     throw new HarnessError('RECORD_INVALID', 'append takes an array of records; wrap a single record in [ ].')
   }
   if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
-    throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords)
+    throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords, {
+      name: 'maxBatchRecords',
+      unit: 'records',
+      minimum: MIN_STORE_LIMITS.maxBatchRecords,
+    })
   }
   const json: string[] = []
   let bytes = 0
@@ -33,12 +42,56 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
     if (bad) throw new HarnessError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`)
     const text = JSON.stringify(record)
     const size = utf8Length(text)
-    if (size > limits.maxRecordBytes) throw new RecordTooLargeError(root, size, limits.maxRecordBytes)
+    if (size > limits.maxRecordBytes) {
+      throw new RecordTooLargeError(root, size, limits.maxRecordBytes, { name: 'maxRecordBytes', minimum: MIN_STORE_LIMITS.maxRecordBytes })
+    }
     bytes += size
     json.push(text)
   })
-  if (bytes > limits.maxBatchBytes) throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes)
+  if (bytes > limits.maxBatchBytes) {
+    throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes, {
+      name: 'maxBatchBytes',
+      minimum: MIN_STORE_LIMITS.maxBatchBytes,
+    })
+  }
   return { json, bytes }
+}
+
+/**
+ * Every check of an `append` call in one step, before the store writes anything: the log
+ * id ({@link assertLogId} with the store's declared `maxLogIdBytes`), the expected seq
+ * ({@link assertExpectedSeq}), the lease option's shape, and the records
+ * ({@link prepareBatch}). An empty batch comes back with no records: write nothing.
+ */
+export function prepareAppend(
+  logId: unknown,
+  expectedSeq: unknown,
+  records: readonly LogRecord[],
+  limits: StoreLimits,
+  options?: AppendOptions,
+): PreparedBatch {
+  assertLogId(logId, limits)
+  assertExpectedSeq(expectedSeq)
+  if (options?.lease !== undefined) assertLease(options.lease, logId)
+  return prepareBatch(records, limits)
+}
+
+/** A lease passed to a store: an object of this session with a string owner and a whole fence. */
+export function assertLease(lease: unknown, logId?: string): void {
+  const l = lease as { logId?: unknown; owner?: unknown; fence?: unknown } | null
+  if (
+    typeof l !== 'object' ||
+    l === null ||
+    typeof l.owner !== 'string' ||
+    typeof l.fence !== 'number' ||
+    !Number.isSafeInteger(l.fence) ||
+    (logId !== undefined && l.logId !== logId)
+  ) {
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `A lease must be the object leases.acquire returned for this session${logId === undefined ? '' : ` (${JSON.stringify(logId)})`}: { logId, owner, fence, expiresAt }.`,
+    )
+  }
 }
 
 /** True when `text` is well-formed UTF-16: every surrogate is half of a pair. */
@@ -73,12 +126,12 @@ export function assertLogId(logId: unknown, limits?: Pick<StoreLimits, 'maxLogId
       'A log id must be well-formed Unicode: it holds a lone surrogate (half of a UTF-16 pair), which stores cannot keep exactly. Build ids from whole characters.',
     )
   }
-  const max = limits?.maxLogIdBytes ?? DEFAULT_MAX_LOG_ID_BYTES
+  const max = maxLogIdBytesOf(limits)
   const bytes = utf8Length(logId)
   if (bytes > max) {
     throw new HarnessError(
       'INVALID_ARGUMENT',
-      `A log id is ${bytes} bytes of UTF-8, over this store's limit of ${max} (limits.maxLogIdBytes). Use a shorter id, such as a UUID.`,
+      `A log id is ${bytes} bytes of UTF-8, over this store's limit of ${max} (its declared limits.maxLogIdBytes). Use a shorter id, such as a UUID.`,
     )
   }
 }

@@ -1,0 +1,25 @@
+import { rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ConformanceOptions, StoreContext } from '@tanstack/ai-harness-conformance'
+import { type FileStoreOptions, fileStore } from './file-store.js'
+
+/** The folder of a namespace: the same in this process and in every racer process. */
+export const dirOf = (namespace: string) => join(tmpdir(), 'ai-harness-file-store', namespace)
+
+/** What the racers of a run open: the same store, on a slow disk so their changes overlap. */
+export const racerStore =
+  (overrides: Partial<FileStoreOptions>) =>
+  ({ namespace, clock }: StoreContext) =>
+    fileStore({ dir: dirOf(namespace), clock, writeDelayMs: 5, ...overrides })
+
+/** Conformance options of the file store, its race writers in other processes. */
+export function fileStoreOptions(name: string, factory: URL, overrides: Partial<FileStoreOptions> = {}): ConformanceOptions {
+  return {
+    name,
+    createStore: ({ namespace, clock }) => fileStore({ dir: dirOf(namespace), clock, ...overrides }),
+    dump: async ({ namespace }) => fileStore({ dir: dirOf(namespace) }).dump(),
+    cleanup: async ({ namespace }) => rmSync(dirOf(namespace), { recursive: true, force: true }),
+    processes: { module: factory },
+  }
+}

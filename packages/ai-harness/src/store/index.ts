@@ -1,0 +1,50 @@
+/**
+ * `@tanstack/ai-harness/store` — everything a store author needs, and nothing of the
+ * runtime: the contract's types, the checks every store runs before it writes
+ * (`prepareAppend`, or `assertLogId` + `assertExpectedSeq` + `prepareBatch`), the typed
+ * errors a store throws, retries with backoff, paged reads, the time range and clocks.
+ *
+ * ```ts
+ * import { type HarnessStore, prepareAppend, LogConflictError } from '@tanstack/ai-harness/store'
+ * ```
+ * @packageDocumentation
+ */
+export type {
+  AppendOptions,
+  AppendResult,
+  Clock,
+  HarnessStore,
+  Lease,
+  LeaseStore,
+  LogEntry,
+  LogRecord,
+  ReadOptions,
+  StoreLimits,
+  Wakeup,
+  WakeupStore,
+} from '../contract/types.js'
+export { DEFAULT_MAX_LOG_ID_BYTES, MAX_TIME_MS } from '../contract/types.js'
+export type { JsonObject, JsonPrimitive, JsonValue } from '../json/json-types.js'
+export {
+  type HarnessErrorCode,
+  HarnessError,
+  isHarnessError,
+  LeaseHeldError,
+  LeaseLostError,
+  LogConflictError,
+  RecordTooLargeError,
+} from '../contract/errors.js'
+export {
+  assertExpectedSeq,
+  assertLease,
+  assertLogId,
+  isWellFormedText,
+  type PreparedBatch,
+  prepareAppend,
+  prepareBatch,
+} from '../contract/prepare-batch.js'
+export { assertStoreLimits, MIN_STORE_LIMITS, maxLogIdBytesOf, storeLimitsProblems } from '../contract/store-limits.js'
+export { type RetryOptions, withRetry } from '../contract/retry.js'
+export { forEachPage, readAll } from '../contract/read-all.js'
+export { createManualClock, type ManualClock, systemClock } from '../contract/clock.js'
+export { utf8Length } from '../json/check-json.js'
