@@ -17,6 +17,7 @@ import { waitCases } from './durable/wait-cases.js'
 import { runtimeCases } from './durable/runtime-cases.js'
 import { secretCases } from './durable/secret-cases.js'
 import { faultCases } from './durable/fault-cases.js'
+import { retryCases } from './durable/retry-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 import { RacerPool, resolveProcesses } from './processes/racer-pool.js'
 
@@ -42,6 +43,7 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...runtimeCases,
   ...secretCases,
   ...faultCases,
+  ...retryCases,
 ]
 
 /** Every case of the suite: the store cases, then the durable semantics on top of the store. */

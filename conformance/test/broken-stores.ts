@@ -186,6 +186,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.middleware-tool.crash',
       'durable.secrets.every-form',
       'fault.ambiguous-answer',
+      'durable.retry.count-kept-across-crash',
+      'wait.retry.parks-until-due',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -333,6 +335,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'fault.store-call-never-answers',
       'fault.ambiguous-turn-started',
       'fault.ambiguous-answer',
+      'durable.retry.count-kept-across-crash',
+      'durable.retry.final-stays-failed',
+      'wait.retry.parks-until-due',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -475,6 +480,12 @@ export const brokenStores: Record<string, BrokenStore> = {
       'fault.store-call-never-answers',
       'fault.ambiguous-turn-started',
       'fault.ambiguous-answer',
+      'durable.retry.attempts-logged',
+      'durable.retry.count-kept-across-crash',
+      'durable.retry.final-stays-failed',
+      'wait.retry.parks-until-due',
+      'durable.retry.timeouts',
+      'durable.retry.failure-without-secret',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -786,7 +797,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- lease time -------------------------------------------------------------------
   'keeps lease expiry in whole seconds': {
-    fails: ['lease.sub-second', 'lease.live-until-expiry'],
+    fails: ['lease.sub-second', 'lease.live-until-expiry', 'durable.retry.final-stays-failed'],
     says: 'expiresAt is now + ttl to the ms',
     make: (store, { data }) => {
       const seconds = (ms: number) => Math.ceil(ms / 1000) * 1000

@@ -29,6 +29,24 @@ export const checks: Record<string, PageCheck> = {
     expect(billing.charges.find((c) => c.orderId === 'c3')?.key).toMatch(/^plain:/)
   },
 
+  'durable-tools.md#retries': ({ module }) => {
+    // Card 4242: the first attempt timed out, the second charged once.
+    expect(recordsOf(module.paidLog, 'harness.step.failed')).toMatchObject([
+      { name: 'charge:4242', attempt: 1, timedOut: true, final: false },
+    ])
+    expect(recordsOf(module.paidLog, 'harness.tool.result')).toMatchObject([{ ok: true, result: { chargeId: 'ch_1' } }])
+    // Card 4000: declined once, for good, and the tool told the model.
+    expect(recordsOf(module.declinedLog, 'harness.step.failed')).toMatchObject([
+      { name: 'charge:4000', attempt: 1, final: true, error: 'NonRetryableError: The card was declined.' },
+    ])
+    expect(recordsOf(module.declinedLog, 'harness.tool.result')).toMatchObject([
+      {
+        ok: true,
+        result: { failed: 'Step "charge:4000" failed after 1 attempt; the last threw: NonRetryableError: The card was declined.' },
+      },
+    ])
+    expect((module.gateway as { calls: number }).calls).toBe(3)
+  },
   'waits.md#refunds': ({ module, services: { billing } }) => {
     expect(module.parkedFor).toBe('sleep')
     expect(module.wrongAnswer).toBe('ANSWER_INVALID')

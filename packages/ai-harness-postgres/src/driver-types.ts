@@ -34,6 +34,9 @@ export interface PgPoolLike {
 export interface PgPoolClientLike {
   query(text: string | NamedQuery, values?: any[]): Promise<QueryResultLike>
   release(error?: Error | boolean): void
+  /** pg's Client is an EventEmitter: a lost socket emits `error` on it. */
+  on?(event: 'error', listener: (error: Error) => void): unknown
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown
 }
 
 /** A single `pg` Client (already connected), or a PoolClient the app keeps. */

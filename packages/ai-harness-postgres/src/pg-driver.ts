@@ -64,12 +64,19 @@ async function connectWithin(pool: PgPoolLike, timeoutMs: number): Promise<PgPoo
   }
 }
 
+const ignoreSocketError = (): void => undefined
+
 export function pgPoolDriver(pool: PgPoolLike, { timeoutMs }: DriverOptions): Driver {
   const nameOf = statementNamer()
   async function onConnection<T>(fn: (connection: Queryable) => Promise<T>): Promise<T> {
     const connection = await connectWithin(pool, timeoutMs)
+    // pg-pool listens for `error` only on idle connections: a socket lost while one is
+    // checked out would be an unhandled 'error' event, which ends the process. The
+    // query in flight fails with it anyway, so the event itself carries nothing more.
+    connection.on?.('error', ignoreSocketError)
     try {
       const result = await fn(on(connection, timeoutMs, nameOf))
+      connection.removeListener?.('error', ignoreSocketError)
       connection.release()
       return result
     } catch (error) {
@@ -77,6 +84,8 @@ export function pgPoolDriver(pool: PgPoolLike, { timeoutMs }: DriverOptions): Dr
       // broken: released with the error, the pool ends it (pg destroys the socket of a
       // connection with a query still in flight). Any other error leaves it healthy.
       const broken = error instanceof BrokenConnection || isConnectionLoss(error)
+      // A broken one keeps the listener: its socket may still report errors as it closes.
+      if (!broken) connection.removeListener?.('error', ignoreSocketError)
       connection.release(broken ? (error instanceof Error ? error : true) : undefined)
       throw error instanceof BrokenConnection ? error.cause : error
     }

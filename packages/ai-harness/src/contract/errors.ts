@@ -16,6 +16,8 @@ export type HarnessErrorCode =
   | 'STEP_DUPLICATE_NAME'
   | 'STEP_SECRET'
   | 'STEP_TOO_LARGE'
+  | 'STEP_FAILED'
+  | 'TOOL_TIMEOUT'
   | 'TOOL_CALL_SETTLED'
   | 'NOT_IN_DURABLE_SESSION'
   | 'ANSWER_INVALID'

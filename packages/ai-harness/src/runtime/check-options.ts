@@ -102,10 +102,10 @@ export const rules = {
     required,
   }),
   object: (what: string): OptionRule => ({ accepts: what, test: isObject }),
-  /** A duration or count: a finite number >= min (integers only when `integer`). */
-  number: (accepts: string, min: number, integer = false): OptionRule => ({
+  /** A duration or count: a finite number from min to max (integers only when `integer`). */
+  number: (accepts: string, min: number, integer = false, max = Number.MAX_VALUE): OptionRule => ({
     accepts,
-    test: (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && (!integer || Number.isInteger(v)),
+    test: (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max && (!integer || Number.isInteger(v)),
   }),
   oneOf: <T extends string>(values: readonly T[]): OptionRule => ({
     accepts: values.map((v) => `'${v}'`).join(' or '),

@@ -4,7 +4,18 @@ import type { LogRecord } from '../contract/types.js'
 import type { IsJson } from '../json/json-types.js'
 import { findNonJson, jsonCopy, utf8Length } from '../json/check-json.js'
 import { checkArgument, checkOptions, isObject, rules } from './check-options.js'
-import { notInDurableSession, StepError, toolCallSettled } from './runtime-errors.js'
+import { notInDurableSession, StepError, StepFailedError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
+import {
+  checkStepOptions,
+  failureText,
+  isFinalFailure,
+  retryDelay,
+  runAttempt,
+  STEP_OPTIONS_RULE,
+  type StepOptions,
+  stepPolicy,
+} from './step-retry.js'
+import { deadline, MAX_TIMER_MS, waitFor } from './timers.js'
 
 /** What `step.do` passes to its function. */
 export interface StepRunContext {
@@ -18,11 +29,17 @@ export interface StepRunContext {
   /**
    * The tool call's abort signal (TanStack AI's `ToolExecutionContext.abortSignal`):
    * aborted when the session stops the run (cancel, hand-off for a deploy, close, a lost
-   * lease). Pass it to `fetch` and other calls that take one, so a stopped session does
-   * not wait for them. A step stopped this way has an unknown outcome: the next run of
-   * the step uses the same idempotency key.
+   * lease), when the attempt passes the step's `timeoutMs`, and when the call passes the
+   * tool's `timeoutMs`. Pass it to `fetch` and other calls that take one, so a stopped
+   * session does not wait for them. A step stopped this way has an unknown outcome: the
+   * next run of the step uses the same idempotency key.
    */
   readonly signal: AbortSignal
+  /**
+   * 1 for the first attempt, 2 for the first retry, …; counted across crashes (the log
+   * keeps every failed attempt). The idempotency key does not change with it.
+   */
+  readonly attempt: number
 }
 
 /**
@@ -47,9 +64,24 @@ export interface Step {
   /**
    * Runs `fn` once per tool call and stores its JSON value in the session log before
    * resolving. After a crash, a stored step returns its value without running `fn`.
+   * When `fn` throws, the failure is logged and the step fails with `STEP_FAILED`
+   * (retries: see the form with options).
    */
   do<T, Guard extends JsonStepGuard<T> = JsonStepGuard<T>>(
     name: string,
+    fn: (context: StepRunContext) => T | Promise<T>,
+    ...guard: Guard
+  ): Promise<T>
+  /**
+   * The same, with retries and a time limit per attempt: `step.do(name, { attempts: 3,
+   * timeoutMs: 10_000 }, fn)`. Each failed attempt is logged; the next one waits
+   * `delayMs × backoff^n` (at most `maxDelayMs`), in the process or, past `parkAfterMs`,
+   * parked until its logged due time. After the last attempt, or a `NonRetryableError`,
+   * the step fails with `STEP_FAILED`, on this run and on every later one.
+   */
+  do<T, Guard extends JsonStepGuard<T> = JsonStepGuard<T>>(
+    name: string,
+    options: StepOptions,
     fn: (context: StepRunContext) => T | Promise<T>,
     ...guard: Guard
   ): Promise<T>
@@ -86,6 +118,15 @@ export interface DurableToolOptions {
    * nobody knows whether the tool finished.
    */
   replay?: ReplayPolicy
+  /** Step options for every `step.do` of the tool (the harness's `retry` under them, each step's own over them). */
+  retry?: StepOptions
+  /**
+   * The longest one run of a call may take, in ms (at most 2^31 - 1). At the limit the
+   * `signal` of its steps aborts and the call settles as a tool error (`TOOL_TIMEOUT`)
+   * without waiting for `execute`. A side effect it started may still happen; a run
+   * after a crash gets the whole time again.
+   */
+  timeoutMs?: number
 }
 
 /** The execute function of a durable tool. */
@@ -100,6 +141,8 @@ export const DURABLE = Symbol.for('@tanstack/ai-harness/durable-tool')
 export interface DurableMeta {
   readonly execute: (args: unknown, context: DurableToolContext) => unknown
   readonly replay: ReplayPolicy
+  readonly retry: StepOptions | undefined
+  readonly timeoutMs: number | undefined
 }
 
 /** A server tool that a harness session runs durably, and plain `chat()` runs as is. */
@@ -139,18 +182,54 @@ export function durableTool<
 ): DurableTool<TInput, TOutput, TName, TNeedsApproval, TApprovalSchema> {
   checkArgument('durableTool', 'tool definition', definition, TOOL_DEFINITION)
   checkArgument('durableTool', 'execute function', execute, rules.function('async (args, { step }) => ...'))
-  checkOptions('durableTool', options, { replay: rules.oneOf(['safe', 'never']) }, 'options (the third argument)')
-  const replay = options.replay ?? 'safe'
-  const run = execute as DurableMeta['execute']
+  const given: DurableToolOptions = options
+  checkOptions('durableTool', options, DURABLE_TOOL_OPTIONS, 'options (the third argument)')
+  checkStepOptions('durableTool', given.retry, 'option "retry"')
+  const meta: DurableMeta = {
+    execute: execute as DurableMeta['execute'],
+    replay: given.replay ?? 'safe',
+    retry: given.retry,
+    timeoutMs: given.timeoutMs,
+  }
   const plain = definition.server(async (args, context) => {
     const life = { ended: false }
+    const limit = deadline(context?.abortSignal ?? new AbortController().signal, meta.timeoutMs, () =>
+      toolTimedOut(definition.name, meta.timeoutMs!),
+    )
     try {
-      return (await run(args, plainContext(context, life, definition.name))) as never
+      return (await limit.race(
+        Promise.resolve(meta.execute(args, plainContext(context, limit.signal, life, definition.name, meta))),
+      )) as never
     } finally {
+      limit.clear()
       life.ended = true
     }
   })
-  return Object.assign(plain, { [DURABLE]: { execute: run, replay } }) as never
+  return Object.assign(plain, { [DURABLE]: meta }) as never
+}
+
+const DURABLE_TOOL_OPTIONS = {
+  replay: rules.oneOf(['safe', 'never']),
+  retry: STEP_OPTIONS_RULE,
+  timeoutMs: rules.number(`a number of milliseconds >= 1, at most ${MAX_TIMER_MS}, e.g. 60000`, 1, false, MAX_TIMER_MS),
+}
+
+/**
+ * The arguments of `step.do`: `(name, fn)` or `(name, options, fn)`. Checked before
+ * anything runs: a wrong one is `INVALID_ARGUMENT`.
+ */
+export function stepDoArguments(a: unknown, b: unknown): { options: StepOptions | undefined; fn: (context: StepRunContext) => unknown } {
+  const [options, fn] = typeof a === 'function' ? [undefined, a] : [a, b]
+  // Options after fn (the order of some other libraries) would be ignored: refuse them.
+  if (typeof fn !== 'function' || (typeof a === 'function' && b !== undefined)) {
+    throw new StepError(
+      'INVALID_ARGUMENT',
+      '',
+      'step.do takes (name, fn) or (name, options, fn), e.g. step.do("charge", { attempts: 3 }, ({ idempotencyKey }) => ...).',
+    )
+  }
+  checkStepOptions('step.do', options, 'options (the second argument)')
+  return { options, fn: fn as (context: StepRunContext) => unknown }
 }
 
 /** What `durableTool` and `agentTool` take as their first argument: the result of `toolDefinition(...)`. */
@@ -159,23 +238,44 @@ export const TOOL_DEFINITION = {
   test: (v: unknown) => isObject(v) && typeof v.name === 'string' && v.name !== '' && typeof v.server === 'function',
 }
 
-/** The context a durable tool gets in plain `chat()`: no log, so steps run every time. */
-function plainContext(context: ToolExecutionContext | undefined, life: { ended: boolean }, toolName: string): DurableToolContext {
+/**
+ * The context a durable tool gets in plain `chat()`: no log, so steps run every time,
+ * retries wait in the process, and nothing of a failed attempt is kept.
+ */
+function plainContext(
+  context: ToolExecutionContext | undefined,
+  signal: AbortSignal,
+  life: { ended: boolean },
+  toolName: string,
+  meta: DurableMeta,
+): DurableToolContext {
   const toolCallId = context?.toolCallId ?? 'plain'
-  const signal = context?.abortSignal ?? new AbortController().signal
   const used = new Set<string>()
   // A call's life ends when its execute settles, in plain chat() too: a dangling step is a bug.
   const live = (what: string) => {
     if (life.ended) throw toolCallSettled(what, toolCallId, toolName)
   }
   const step: Step = {
-    async do(name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) {
+    async do(name: string, a: unknown, b?: unknown) {
       live('step.do')
       assertStepName('step.do', name)
+      const { options, fn } = stepDoArguments(a, b)
       claimStepName(used, name)
-      const value = await fn({ idempotencyKey: `plain:${toolCallId}:${name}`, signal })
-      assertStepJson(name, value)
-      return jsonCopy(value) as never
+      const policy = stepPolicy(meta.retry, options)
+      const idempotencyKey = `plain:${toolCallId}:${name}`
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await runAttempt(fn, { idempotencyKey, attempt }, signal, policy.timeoutMs)
+        if (outcome.ok) {
+          assertStepJson(name, outcome.value)
+          return jsonCopy(outcome.value) as never
+        }
+        // A stopped run (or the tool's deadline) is no failure of the step: no retry.
+        if (signal.aborted) throw outcome.error
+        if (isFinalFailure(policy, outcome.error, attempt))
+          throw new StepFailedError(name, attempt, failureText(outcome.error), outcome.timedOut)
+        await waitFor(retryDelay(policy, attempt), signal, () => signal.reason)
+        live('step.do')
+      }
     },
     async sleep(name, ms) {
       live('step.sleep')
@@ -191,6 +291,7 @@ function plainContext(context: ToolExecutionContext | undefined, life: { ended: 
   }
   return {
     ...(context as ToolExecutionContext),
+    abortSignal: signal,
     emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
     step,
     append: () => {
@@ -235,36 +336,6 @@ export function assertStepName(what: string, name: unknown): asserts name is str
 export function assertSleepMs(name: string, ms: unknown): asserts ms is number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new StepError('INVALID_ARGUMENT', name, `step.sleep(${JSON.stringify(name)}, ms) needs a finite number of milliseconds >= 0.`)
-  }
-}
-
-/** The longest delay a timer takes; a longer one fires at once (Node's TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
-/**
- * Waits `ms` in the process, in timer-sized pieces so a wait of weeks is not cut to
- * nothing; rejects with `stopped()` as soon as `signal` aborts.
- */
-export async function waitFor(ms: number, signal: AbortSignal, stopped: () => unknown): Promise<void> {
-  let left = ms
-  while (left > 0) {
-    const piece = Math.min(left, MAX_TIMER_MS)
-    await new Promise<void>((resolve, reject) => {
-      if (signal.aborted) {
-        reject(stopped())
-        return
-      }
-      const onAbort = () => {
-        clearTimeout(timer)
-        reject(stopped())
-      }
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort)
-        resolve()
-      }, piece)
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
-    left -= piece
   }
 }
 

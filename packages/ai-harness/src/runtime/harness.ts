@@ -3,6 +3,7 @@ import { HarnessError } from '../contract/errors.js'
 import { agentMetaOf } from './agent-tool.js'
 import { checkOptions, isObject, type OptionRules, rules } from './check-options.js'
 import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
+import { checkStepOptions, STEP_OPTIONS_RULE, type StepOptions } from './step-retry.js'
 import type { LoggedToolCall } from './records.js'
 
 /** What a tool-result hook sees: the outcome of one tool call, before it is logged. */
@@ -40,6 +41,12 @@ export interface HarnessOptions {
   replay?: Record<string, ReplayPolicy>
   /** The tool error a cut call gets after a crash. */
   cutToolError?: string
+  /**
+   * Step options for every `step.do` of the harness's tools, e.g. `{ attempts: 3 }`; a
+   * tool's `retry` and each step's own options override them, key by key. Default: one
+   * attempt, no time limit.
+   */
+  retry?: StepOptions
   /** Largest step record in bytes of JSON. Default: 64 KiB, and never above the store's record limit. */
   maxStepBytes?: number
   /**
@@ -57,8 +64,8 @@ export interface HarnessOptions {
    */
   secretNames?: readonly string[]
   /**
-   * Sleeps up to this long wait in the process; longer ones park the session and a
-   * worker resumes it at the wake time. Default 5 000 ms.
+   * Sleeps (and waits before a step's retry) up to this long happen in the process;
+   * longer ones park the session and a worker resumes it at the wake time. Default 5 000 ms.
    */
   parkAfterMs?: number
   /** Passed to `chat()`. */
@@ -127,6 +134,7 @@ const HARNESS_OPTIONS: OptionRules = {
     test: (v) => Array.isArray(v) && v.every((n) => typeof n === 'string' && n !== ''),
   },
   parkAfterMs: rules.number('a number of milliseconds >= 0, e.g. 5000', 0),
+  retry: STEP_OPTIONS_RULE,
   modelOptions: rules.object('an object, passed to chat() as is'),
   debug: { accepts: 'true, false, or a chat() debug object', test: (v) => typeof v === 'boolean' || isObject(v) },
   agentLoopStrategy: rules.function('maxIterations(10)'),
@@ -135,6 +143,7 @@ const HARNESS_OPTIONS: OptionRules = {
 /** Defines a harness. Use it with `createHost` (and, for waits, `createWorker`). */
 export function defineHarness(options: HarnessOptions): Harness {
   checkOptions('defineHarness', options, HARNESS_OPTIONS)
+  checkStepOptions('defineHarness', options.retry, 'option "retry"')
   const tools = options.tools ?? []
   const byName = new Map<string, AnyTool>()
   for (const tool of tools) {

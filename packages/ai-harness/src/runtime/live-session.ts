@@ -15,6 +15,7 @@ import type { SessionRuntime } from './session-runtime.js'
 import { SessionWriter } from './session-writer.js'
 import type { GuardedStore } from './store-boundary.js'
 import { after } from './timings.js'
+import { beginTurnTrace, traceStore } from './tracing.js'
 import { TurnRun } from './turn-run.js'
 import { runTurn } from './turn-runner.js'
 import { WakeupPolicy } from './wakeup-policy.js'
@@ -64,8 +65,10 @@ export class LiveSession implements Session {
       onLost: (error) => this.#writer.stop(error),
     })
     const scanner = args.sessionSecrets.scanner
+    // Spans of the session's store calls, with its secrets kept out of their attributes.
+    const traced = traceStore(store, { hostId: args.hostId, scanner }) as GuardedStore
     // Every append of the session passes the secret guard: a gap in a scan point fails instead of leaking.
-    this.#writer = new SessionWriter(guardAppends(store, scanner) as GuardedStore, sessionId, state, {
+    this.#writer = new SessionWriter(guardAppends(traced, scanner) as GuardedStore, sessionId, state, {
       lease: () => this.#lease.current,
       onStop: (error) => {
         this.#lease.stopRenewing(error)
@@ -76,7 +79,7 @@ export class LiveSession implements Session {
     this.#runtime = {
       logId: sessionId,
       harness,
-      store,
+      store: traced,
       state,
       writer: this.#writer,
       scanner,
@@ -285,7 +288,15 @@ export class LiveSession implements Session {
         )
     }
     await runtime.writer.append([
-      { type: 'harness.turn.started', turnId, messages, at: clock.now(), host: hostId, fence: this.#lease.fence },
+      {
+        type: 'harness.turn.started',
+        turnId,
+        messages,
+        at: clock.now(),
+        host: hostId,
+        fence: this.#lease.fence,
+        ...(await beginTurnTrace(runtime, turnId, hostId)),
+      },
     ])
     yield* runTurn(runtime, turnId, turn)
   }

@@ -43,7 +43,13 @@ export interface SessionOpenedRecord extends JsonObject {
   parent: { sessionId: string; toolCallId: string } | null
 }
 
-/** A turn began with these new messages (the user's prompt), driven by `host` under lease `fence`. */
+/**
+ * A turn began with these new messages (the user's prompt), driven by `host` under lease `fence`.
+ *
+ * When the run was traced (OpenTelemetry, see the README's Tracing), `trace` holds the
+ * turn span's context (`{ traceId, spanId, flags }`), so the spans of a run after a crash
+ * or a wait join the same trace; absent otherwise.
+ */
 export interface TurnStartedRecord extends JsonObject {
   type: 'harness.turn.started'
   turnId: string
@@ -82,6 +88,28 @@ export interface StepRecord extends JsonObject {
   type: 'harness.step'
   toolCallId: string
   name: string
+}
+
+/**
+ * An attempt of a `step.do` failed (its `fn` threw or timed out). The log keeps every
+ * failed attempt, so after a crash the attempts go on from the count here, and a step
+ * whose failure was `final` stays failed: a later run throws the same error without
+ * calling `fn`. A failure that is not final has `retryAt`, when the next attempt is due
+ * (a field that is absent on a final failure).
+ */
+export interface StepFailedRecord extends JsonObject {
+  type: 'harness.step.failed'
+  toolCallId: string
+  name: string
+  /** 1 for the first attempt. */
+  attempt: number
+  /** What the attempt threw (its name and message), with the session's secrets replaced. */
+  error: string
+  /** True when the attempt timed out (the step's `timeoutMs`). */
+  timedOut: boolean
+  /** True when no attempt follows: the attempts ran out, or the error was final. */
+  final: boolean
+  at: number
 }
 
 /** A durable sleep began: the wake time is kept across crashes. */
@@ -125,7 +153,8 @@ export interface AnswerRejectedRecord extends JsonObject {
 
 /**
  * A tool call stopped on purpose to wait (a long sleep, a question, a child session
- * that waits for a person). It is not cut: it runs again when the wait is over,
+ * that waits for a person; a step's retry whose delay is longer than `parkAfterMs`
+ * parks as a sleep until its `retryAt`). It is not cut: it runs again when the wait is over,
  * whatever its replay policy, and the later calls of its batch (`notStarted`) run then too.
  */
 export interface ParkedRecord extends JsonObject {
@@ -184,6 +213,7 @@ export type HarnessRecord =
   | TurnResumedRecord
   | AssistantRecord
   | StepRecord
+  | StepFailedRecord
   | ToolResultRecord
   | TurnFinishedRecord
   | TurnCancelledRecord

@@ -10,12 +10,27 @@ import type {
   LoggedToolCall,
   ParkedRecord,
   SessionOpenedRecord,
+  StepFailedRecord,
   ToolResultRecord,
 } from './records.js'
 
 /** A stored step: `value` is undefined for a step whose function returned nothing. */
 export interface StoredStep {
   readonly value: JsonValue | undefined
+}
+
+/** The failed attempts of a step that has no value yet: how many, and the last one. */
+export interface StepFailures {
+  /** The highest attempt number logged as failed. */
+  readonly attempts: number
+  readonly last: StepFailedRecord
+}
+
+/** A turn's trace context, as `harness.turn.started` logged it (see `TurnStartedRecord`). */
+export interface LoggedTrace {
+  readonly traceId: string
+  readonly spanId: string
+  readonly flags: number
 }
 
 /** The message shape `chat()` takes, rebuilt from the log. */
@@ -36,12 +51,24 @@ export interface SessionState {
   messages: FoldedMessage[]
   /** Stored steps by tool call id, then by step name. */
   steps: Map<string, Map<string, StoredStep>>
+  /** Failed attempts of steps without a value, by tool call id, then by step name. */
+  stepFailures: Map<string, Map<string, StepFailures>>
   /** Logged results by tool call id. */
   results: Map<string, ToolResultRecord>
   /** Every tool call the model made, by id. */
   toolCalls: Map<string, LoggedToolCall & { turnId: string }>
   /** The turn that started and neither finished nor was cancelled: a cut turn, or one in flight. */
-  openTurn: { turnId: string; lastAssistant: AssistantRecord | undefined; callIds: string[] } | undefined
+  openTurn:
+    | {
+        turnId: string
+        lastAssistant: AssistantRecord | undefined
+        callIds: string[]
+        /** The turn span's context, when its start was traced. */
+        trace: LoggedTrace | undefined
+        /** The host that drives the turn now (its last turn.started or turn.resumed). */
+        host: string | undefined
+      }
+    | undefined
   turns: number
   /** Wake times of durable sleeps, by tool call id, then step name. */
   sleeps: Map<string, Map<string, number>>
@@ -82,6 +109,7 @@ export function emptyState(): SessionState {
     nextSeq: 1,
     messages: [],
     steps: new Map(),
+    stepFailures: new Map(),
     results: new Map(),
     toolCalls: new Map(),
     openTurn: undefined,
@@ -146,8 +174,17 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
     }
     case 'harness.turn.started':
       state.turns++
-      state.openTurn = { turnId: String(record.turnId), lastAssistant: undefined, callIds: [] }
+      state.openTurn = {
+        turnId: String(record.turnId),
+        lastAssistant: undefined,
+        callIds: [],
+        trace: loggedTrace(record.trace),
+        host: typeof record.host === 'string' ? record.host : undefined,
+      }
       for (const m of record.messages as LoggedMessage[]) state.messages.push({ ...m })
+      break
+    case 'harness.turn.resumed':
+      if (state.openTurn && state.openTurn.turnId === record.turnId && typeof record.host === 'string') state.openTurn.host = record.host
       break
     case 'harness.assistant': {
       const assistant = record as unknown as AssistantRecord
@@ -177,11 +214,20 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.steps.set(toolCallId, steps)
       break
     }
+    case 'harness.step.failed': {
+      const failed = record as unknown as StepFailedRecord
+      const failures = state.stepFailures.get(failed.toolCallId) ?? new Map<string, StepFailures>()
+      const before = failures.get(failed.name)?.attempts ?? 0
+      failures.set(failed.name, { attempts: Math.max(before, Number(failed.attempt)), last: failed })
+      state.stepFailures.set(failed.toolCallId, failures)
+      break
+    }
     case 'harness.tool.result': {
       const result = record as unknown as ToolResultRecord
       state.results.set(result.toolCallId, result)
       // A settled call never reads its steps again (its logged result answers): keep memory flat over long sessions.
       state.steps.delete(result.toolCallId)
+      state.stepFailures.delete(result.toolCallId)
       state.sleeps.delete(result.toolCallId)
       state.parked.delete(result.toolCallId)
       state.notStarted.delete(result.toolCallId)
@@ -207,6 +253,15 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.notStarted.clear()
       break
   }
+}
+
+/** A logged trace context, or undefined for anything that is not one (a log written without tracing). */
+function loggedTrace(value: unknown): LoggedTrace | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { traceId, spanId, flags } = value as Record<string, unknown>
+  if (typeof traceId !== 'string' || !/^[0-9a-f]{32}$/.test(traceId)) return undefined
+  if (typeof spanId !== 'string' || !/^[0-9a-f]{16}$/.test(spanId)) return undefined
+  return { traceId, spanId, flags: typeof flags === 'number' && Number.isInteger(flags) ? flags & 0xff : 0 }
 }
 
 export function foldLog(entries: readonly LogEntry[], state = emptyState()): SessionState {

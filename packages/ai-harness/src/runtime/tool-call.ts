@@ -15,13 +15,25 @@ import {
   durableMetaOf,
   type Step,
   type StepRunContext,
-  waitFor,
+  stepDoArguments,
 } from './durable-tool.js'
 import { HARNESS_EVENT_NAMES } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
-import { ParkSignal } from './park.js'
-import { type AnswerRejectedRecord, isHarnessRecordType, type ToolResultRecord } from './records.js'
-import { RecordError, StepError, toolCallSettled } from './runtime-errors.js'
+import { isParkSignal, ParkSignal } from './park.js'
+import { type AnswerRejectedRecord, isHarnessRecordType, type StepFailedRecord, type ToolResultRecord } from './records.js'
+import { RecordError, StepError, StepFailedError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
+import {
+  failureText,
+  isFinalFailure,
+  retryDelay,
+  runAttempt,
+  shortFailureText,
+  type StepOptions,
+  type StepPolicy,
+  stepPolicy,
+} from './step-retry.js'
+import { type Deadline, deadline, waitFor } from './timers.js'
+import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
 import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
@@ -34,6 +46,8 @@ export interface RunControl {
   stop(reason: object): void
   /** True once the run stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
+  /** The context of the run's span: tool call spans are its children. */
+  readonly trace?: OtelContext
 }
 
 /**
@@ -50,8 +64,12 @@ export class ToolCallRun {
   readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   #ended = false
-  /** The tool's abort signal: aborted when the run stops. */
-  readonly signal: AbortSignal
+  /** The run's abort signal: aborted when the session stops the run. */
+  readonly #runSignal: AbortSignal
+  /** The call's time limit (the tool's `timeoutMs`), over the run's signal. */
+  readonly deadline: Deadline
+  /** The step options of the call's tool (`durableTool({ retry })`). */
+  readonly #retry: StepOptions | undefined
 
   constructor(
     readonly session: SessionRuntime,
@@ -59,17 +77,28 @@ export class ToolCallRun {
     readonly toolCallId: string,
     readonly toolName: string,
     signal: AbortSignal | undefined,
+    tool: { retry?: StepOptions; timeoutMs?: number } = {},
+    /** The context of the call's span: step spans are its children. */
+    readonly trace?: OtelContext,
   ) {
-    this.signal = signal ?? new AbortController().signal
+    this.#runSignal = signal ?? new AbortController().signal
+    this.#retry = tool.retry
+    this.deadline = deadline(this.#runSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
+  }
+
+  /** The tool's abort signal: aborted when the run stops or the call passes its time limit. */
+  get signal(): AbortSignal {
+    return this.deadline.signal
   }
 
   get idPrefix(): string {
     return `${this.session.logId}:${this.toolCallId}:`
   }
 
-  /** The call's execute settled: later step calls are refused. */
+  /** The call's execute settled (or its time ran out): later step calls are refused. */
   end(): void {
     this.#ended = true
+    this.deadline.clear()
   }
 
   #assertLive(what: string): void {
@@ -105,43 +134,209 @@ export class ToolCallRun {
     return own(this.session, new ParkSignal(this.toolCallId, reason, until, event)) as ParkSignal
   }
 
-  readonly step: Step = {
-    do: async (name: string, fn: (context: StepRunContext) => unknown, ..._guard: unknown[]) => {
+  /**
+   * Waits until the logged time `until` (a sleep's wake time, a retry's due time): in the
+   * process up to `parkAfterMs`, else the session parks and a worker resumes it then.
+   * The time is in the log, so a run stopped while it waits goes on waiting when the
+   * session resumes.
+   */
+  async #waitUntil(what: string, name: string, until: number, now: number): Promise<void> {
+    const remaining = until - now
+    if (remaining <= 0) return
+    if (remaining > this.session.parkAfterMs) throw this.park('sleep', until, { name, wakeAt: until })
+    await waitFor(remaining, this.signal, () =>
+      // The call's own time limit ends only the call; a stopped run is the session's own.
+      this.#runSignal.aborted
+        ? own(
+            this.session,
+            new HarnessError(
+              'LEASE_LOST',
+              `The run stopped (cancel, hand-off, close or a lost lease) while ${what}(${JSON.stringify(name)}) waited; this host writes nothing more to the call, and the wait goes on when the session resumes.`,
+            ),
+          )
+        : this.signal.reason,
+    )
+    this.#assertLive(what)
+  }
+
+  /** The span of a step answered from the log (its value, or its final failure): fn does not run. */
+  async #traceFromLog(name: string, attributes: Attributes): Promise<void> {
+    const span = await this.#stepSpan(name, { ...attributes, [ATTR.replayed]: true })
+    span.end()
+  }
+
+  #stepSpan(name: string, attributes: Attributes): Promise<HarnessSpan> {
+    return startSpan(
+      'harness.step',
+      {
+        [ATTR.sessionId]: this.session.logId,
+        [ATTR.toolCallId]: this.toolCallId,
+        [ATTR.hostId]: this.session.state.openTurn?.host,
+        [ATTR.stepName]: name,
+        ...attributes,
+      },
+      { parent: this.trace, scanner: this.session.scanner },
+    )
+  }
+
+  /**
+   * One attempt of a step, in a span of its own: runs `fn` (its spans nest under the
+   * attempt's), then logs its value or its failure. A stop of the run is neither.
+   */
+  async #attempt(
+    name: string,
+    fn: (context: StepRunContext) => unknown,
+    context: { idempotencyKey: string; attempt: number },
+    policy: StepPolicy,
+  ): Promise<{ value: unknown; failed?: undefined } | { failed: StepFailedRecord }> {
+    const span = await this.#stepSpan(name, { [ATTR.attempt]: context.attempt, [ATTR.replayed]: false })
+    try {
+      // A step must not start a side effect it could never log.
+      await asOwn(this.session, () => this.session.writer.assertWritable())
+      const outcome = await span.run(() => runAttempt(fn, context, this.signal, policy.timeoutMs))
+      if (outcome.ok) {
+        const logged = await this.#logValue(name, outcome.value)
+        span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
+        return { value: logged.value }
+      }
+      const { error, timedOut } = outcome
+      // The session stopping (or the call's time limit) is no failure of the step: it is not logged or retried.
+      if (ownFailureIn(this.session, error) || this.signal.aborted) {
+        span.set({ [ATTR.outcome]: 'stopped' })
+        throw error
+      }
+      span.set({ [ATTR.outcome]: timedOut ? 'timed-out' : 'failed' })
+      span.fail(error)
+      return { failed: await this.#logFailure(name, policy, context.attempt, error, timedOut) }
+    } catch (error) {
+      span.fail(error)
+      throw error
+    } finally {
+      span.end()
+    }
+  }
+
+  /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
+  async #logValue(name: string, value: unknown): Promise<{ value: unknown; bytes: number }> {
+    // fn finished after the call ended (a dangling step): its value belongs to no call.
+    this.#assertLive('step.do')
+    // Its path can name a key that holds a secret.
+    scrubbed(this.session, () => assertStepJson(name, value))
+    const secret = this.session.scanner.find(value)
+    if (secret) {
+      throw new StepError(
+        'STEP_SECRET',
+        name,
+        `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
+        secret.path,
+      )
+    }
+    const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
+    if (value !== undefined) record.value = jsonCopy(value) as JsonValue
+    const bytes = jsonBytes(record)
+    if (bytes > this.session.maxStepBytes) {
+      throw new StepError(
+        'STEP_TOO_LARGE',
+        name,
+        `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${this.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
+      )
+    }
+    await this.#write('step.do', [record])
+    return { value: jsonCopy(value), bytes }
+  }
+
+  /**
+   * Logs a failed attempt (its error without the session's secrets), before any retry
+   * waits: after a crash the attempts go on from the log. A failure that is not final
+   * has `retryAt`, the next attempt's due time.
+   */
+  async #logFailure(name: string, policy: StepPolicy, attempt: number, error: unknown, timedOut: boolean): Promise<StepFailedRecord> {
+    const final = isFinalFailure(policy, error, attempt)
+    const at = await this.#durableNow()
+    const record: StepFailedRecord = {
+      type: 'harness.step.failed',
+      toolCallId: this.toolCallId,
+      name,
+      attempt,
+      error: this.session.scanner.redactText(shortFailureText(failureText(error))),
+      timedOut,
+      final,
+      at,
+    }
+    if (!final) record.retryAt = Math.min(MAX_TIME_MS, Math.ceil(at + retryDelay(policy, attempt)))
+    // A long message must not make the record too large for the store: it is cut further.
+    while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
+      record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
+    }
+    await this.#write('step.do', [record])
+    return record
+  }
+
+  /** The first park signal or own failure a step function of this call threw, caught by the tool or not. */
+  #stop: object | undefined
+
+  /**
+   * The park signal or own failure of the session that a step threw, if any. The run
+   * stops on it even when the tool caught it (a `try` around a step that may fail, or
+   * park for its retry) and returned or threw something else.
+   */
+  get stop(): object | undefined {
+    return this.#stop
+  }
+
+  /** Notes the park signals and own failures that `step`'s functions throw (see `stop`). */
+  #watched(step: Step): Step {
+    const watched: Record<string, unknown> = {}
+    for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
+      watched[key] = async (...args: unknown[]) => {
+        try {
+          return await run(...args)
+        } catch (error) {
+          this.#stop ??= ownFailureIn(this.session, error)
+          throw error
+        }
+      }
+    }
+    return watched as unknown as Step
+  }
+
+  readonly step: Step = this.#watched({
+    do: async (name: string, a: unknown, b?: unknown) => {
       this.#assertLive('step.do')
       assertStepName('step.do', name)
+      const { options, fn } = stepDoArguments(a, b)
       refuseSecretName(this.session.scanner, name, 'step')
       this.#assertFits('step.do', name, { type: 'harness.step', toolCallId: this.toolCallId, name }, this.session.maxStepBytes, 'step name')
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
-      if (stored) return jsonCopy(stored.value) as never
-      // A step must not start a side effect it could never log.
-      await asOwn(this.session, () => this.session.writer.assertWritable())
-      const value = await fn({ idempotencyKey: `${this.idPrefix}${name}`, signal: this.signal })
-      // fn finished after the call ended (a dangling step): its value belongs to no call.
-      this.#assertLive('step.do')
-      // Its path can name a key that holds a secret.
-      scrubbed(this.session, () => assertStepJson(name, value))
-      const secret = this.session.scanner.find(value)
-      if (secret) {
-        throw new StepError(
-          'STEP_SECRET',
+      if (stored) {
+        const record = {
+          type: 'harness.step',
+          toolCallId: this.toolCallId,
           name,
-          `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
-          secret.path,
-        )
+          ...(stored.value === undefined ? {} : { value: stored.value }),
+        }
+        await this.#traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
+        return jsonCopy(stored.value) as never
       }
-      const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
-      if (value !== undefined) record.value = jsonCopy(value) as JsonValue
-      const bytes = jsonBytes(record)
-      if (bytes > this.session.maxStepBytes) {
-        throw new StepError(
-          'STEP_TOO_LARGE',
-          name,
-          `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${this.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
-        )
+      const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
+      const failures = this.session.state.stepFailures.get(this.toolCallId)?.get(name)
+      if (failures) {
+        const { last } = failures
+        // A step that failed for good stays failed: the same error on every later run, fn not called.
+        if (last.final || failures.attempts >= policy.attempts) {
+          await this.#traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failures.attempts })
+          throw new StepFailedError(name, failures.attempts, last.error, last.timedOut)
+        }
+        if (typeof last.retryAt === 'number') await this.#waitUntil('step.do', name, last.retryAt, await this.#durableNow())
       }
-      await this.#write('step.do', [record])
-      return jsonCopy(value) as never
+      const idempotencyKey = `${this.idPrefix}${name}`
+      for (let attempt = (failures?.attempts ?? 0) + 1; ; attempt++) {
+        const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy)
+        if (!result.failed) return result.value as never
+        if (result.failed.final) throw new StepFailedError(name, attempt, result.failed.error, result.failed.timedOut)
+        await this.#waitUntil('step.do', name, Number(result.failed.retryAt), await this.#durableNow())
+      }
     },
     sleep: async (name: string, ms: number) => {
       this.#assertLive('step.sleep')
@@ -168,22 +363,7 @@ export class ToolCallRun {
       } else {
         claimStepName(this.#usedNames, name)
       }
-      const remaining = wakeAt - now
-      if (remaining <= 0) return
-      if (remaining <= this.session.parkAfterMs) {
-        // The wake time is logged: a run stopped while it waits goes on waiting when the session resumes.
-        await waitFor(remaining, this.signal, () =>
-          own(
-            this.session,
-            new HarnessError(
-              'LEASE_LOST',
-              `The run stopped (cancel, hand-off, close or a lost lease) while step.sleep(${JSON.stringify(name)}) waited; this host writes nothing more to the call, and the sleep goes on when the session resumes.`,
-            ),
-          ),
-        )
-        return
-      }
-      throw this.park('sleep', wakeAt, { name, wakeAt })
+      await this.#waitUntil('step.sleep', name, wakeAt, now)
     },
     ask: async (options: { name: string; message: string; schema: unknown }) => {
       this.#assertLive('step.ask')
@@ -244,7 +424,7 @@ export class ToolCallRun {
       await this.#write('step.ask', [rejected])
       throw this.#question(id, name, message, reason)
     },
-  } as Step
+  } as Step)
 
   /** Parks the call on its question; the event tells the client what to answer, and why the last answer was refused. */
   #question(id: string, name: string, message: string, rejected: string | undefined): ParkSignal {
@@ -309,6 +489,7 @@ export class ToolCallRun {
   contextFor(context: ToolExecutionContext | undefined): DurableToolContext {
     return {
       ...(context as ToolExecutionContext),
+      abortSignal: this.signal,
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
       // A refusal names the record's type and path, which may hold a secret.
@@ -380,85 +561,121 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
       // A stopped run starts no more calls: they stay open, and run when the session resumes.
       if (control.stopped) throw own(session, new Error('The run stopped before this tool call started; it runs when the session resumes.'))
-      const logged = session.state.results.get(toolCallId)
-      if (logged) {
-        if (logged.ok) return logged.result
-        throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
-      }
-      const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal)
-      let ok: boolean
-      let value: unknown
-      let error: unknown
+      const span = await startSpan(
+        'harness.tool.call',
+        {
+          [ATTR.sessionId]: session.logId,
+          [ATTR.toolCallId]: toolCallId,
+          [ATTR.toolName]: tool.name,
+          [ATTR.hostId]: session.state.openTurn?.host,
+          [ATTR.turnId]: session.state.openTurn?.turnId,
+        },
+        { parent: control.trace, scanner: session.scanner },
+      )
       try {
-        value = agent
-          ? await runAgentCall(call, agent, args, context)
-          : meta
-            ? await meta.execute(args, call.contextFor(context))
-            : await original!(args, call.contextFor(context))
-        ok = true
-      } catch (caught) {
-        const mine = ownFailureIn(session, caught)
-        if (mine) {
-          control.stop(mine)
-          throw caught
-        }
-        ok = false
-        error = caught
+        return await span.run(() => runCall(session, tool, control, { args, context, toolCallId, span }))
+      } catch (error) {
+        span.fail(error)
+        throw error
       } finally {
-        call.end()
+        span.end()
       }
-      for (const hook of session.harness.hooks) {
-        try {
-          const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
-          if (replaced && typeof replaced === 'object' && 'result' in replaced) {
-            ok = true
-            value = replaced.result
-            error = undefined
-          }
-        } catch (hookError) {
-          // A failing hook fails the call, as the model will see it; it must still be settled in the log.
-          ok = false
-          value = undefined
-          error = hookError
-        }
-      }
-      let seen: JsonValue
-      if (ok) {
-        try {
-          seen = session.scanner.redact(modelValue(value))
-        } catch (caught) {
-          ok = false
-          seen = { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) }
-        }
-      } else {
-        seen = { error: session.scanner.redactText(errorMessage(error)) }
-      }
-      try {
-        await call.settle(ok, seen)
-      } catch (caught) {
-        if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
-          control.stop(own(session, caught))
-          throw caught
-        }
-        // A result (or its records) over the store's limits must not stop the turn: the
-        // model gets a tool error it can act on, and the log keeps that error alone.
-        ok = false
-        seen = {
-          error: session.scanner.redactText(
-            `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
-          ),
-        }
-        try {
-          await call.settleAlone(false, seen)
-        } catch (again) {
-          control.stop(own(session, again))
-          throw again
-        }
-      }
-      if (!ok) throw new Error((seen as { error: string }).error)
-      return seen
     },
   } as AnyTool
+}
+
+/** One call of a bound tool: run (or answer from the log), apply the hooks, settle in the log. */
+async function runCall(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  { args, context, toolCallId, span }: { args: unknown; context: ToolExecutionContext | undefined; toolCallId: string; span: HarnessSpan },
+): Promise<unknown> {
+  const meta = durableMetaOf(tool)
+  const agent = agentMetaOf(tool)
+  const original = tool.execute
+  const logged = session.state.results.get(toolCallId)
+  if (logged) {
+    span.set({ [ATTR.outcome]: 'logged' })
+    if (logged.ok) return logged.result
+    throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
+  }
+  const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, meta, span.context)
+  let ok: boolean
+  let value: unknown
+  let error: unknown
+  try {
+    value = agent
+      ? await runAgentCall(call, agent, args, context)
+      : meta
+        ? await call.deadline.race(Promise.resolve(meta.execute(args, call.contextFor(context))))
+        : await original!(args, call.contextFor(context))
+    // A tool that caught its step's park signal (or a lost write) still stops the run.
+    if (call.stop) throw call.stop
+    ok = true
+  } catch (caught) {
+    const mine = ownFailureIn(session, caught) ?? call.stop
+    if (mine) {
+      span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })
+      control.stop(mine)
+      throw caught
+    }
+    ok = false
+    error = caught
+  } finally {
+    call.end()
+  }
+  for (const hook of session.harness.hooks) {
+    try {
+      const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
+      if (replaced && typeof replaced === 'object' && 'result' in replaced) {
+        ok = true
+        value = replaced.result
+        error = undefined
+      }
+    } catch (hookError) {
+      // A failing hook fails the call, as the model will see it; it must still be settled in the log.
+      ok = false
+      value = undefined
+      error = hookError
+    }
+  }
+  let seen: JsonValue
+  if (ok) {
+    try {
+      seen = session.scanner.redact(modelValue(value))
+    } catch (caught) {
+      ok = false
+      seen = { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) }
+    }
+  } else {
+    seen = { error: session.scanner.redactText(errorMessage(error)) }
+  }
+  try {
+    await call.settle(ok, seen)
+  } catch (caught) {
+    if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
+      control.stop(own(session, caught))
+      throw caught
+    }
+    // A result (or its records) over the store's limits must not stop the turn: the
+    // model gets a tool error it can act on, and the log keeps that error alone.
+    ok = false
+    seen = {
+      error: session.scanner.redactText(
+        `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
+      ),
+    }
+    try {
+      await call.settleAlone(false, seen)
+    } catch (again) {
+      control.stop(own(session, again))
+      throw again
+    }
+  }
+  span.set({ [ATTR.outcome]: ok ? 'ok' : call.deadline.expired ? 'timed-out' : 'error' })
+  if (!ok) throw new Error((seen as { error: string }).error)
+  return seen
 }
 
 /**

@@ -12,6 +12,7 @@ import type { SessionRuntime } from './session-runtime.js'
 import { redactModelInput } from '../secrets/model-input.js'
 import { StreamRedactor } from '../secrets/stream-redactor.js'
 import { type RunControl, wrapTool } from './tool-call.js'
+import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
 
 /**
  * How a run of a turn ended. `deleted`: the session's log was deleted while this host
@@ -38,10 +39,30 @@ export async function* runTurn(
   turnId: string,
   control: { abortController: AbortController; stopped: () => Error | undefined; outcome?: RunOutcome },
 ): AsyncGenerator<StreamChunk> {
+  // One span per run of the turn; spans started while it runs (tools, steps, the store, chat()'s own) nest under it.
+  const span = await turnSpan(session, turnId)
+  try {
+    yield* inSpan(span, runTurnSteps(session, turnId, control, span.context))
+  } catch (error) {
+    span.fail(error)
+    throw error
+  } finally {
+    span.set({ [ATTR.outcome]: control.outcome?.kind ?? 'stopped' })
+    span.end()
+  }
+}
+
+async function* runTurnSteps(
+  session: SessionRuntime,
+  turnId: string,
+  control: Parameters<typeof runTurn>[2],
+  trace: OtelContext | undefined,
+): AsyncGenerator<StreamChunk> {
   const { harness, state, writer, scanner } = session
   const { abortController } = control
   let fatal: unknown
   const run: RunControl = {
+    trace,
     stop(reason) {
       fatal ??= reason
       abortController.abort()

@@ -6,6 +6,7 @@ import type { Harness } from './harness.js'
 import { createHostInternals, type HostInternals } from './host.js'
 import type { Session } from './session.js'
 import type { TimingOptions } from './timings.js'
+import { pollAttributes, tracePoll } from './tracing.js'
 
 /** Options of a worker; the timings (`leaseMs`, `storeTimeoutMs`, `stallAfterMs`, `stopTimeoutMs`) are those of `createHost`. */
 export interface WorkerOptions extends TimingOptions {
@@ -68,12 +69,14 @@ export function createWorker(options: WorkerOptions): Worker {
 
   const worker: Worker = {
     workerId,
-    async poll() {
-      const result: PollResult = { resumed: [], busy: [], idle: [], failed: [] }
-      const claimed = await wakeups.claim(batchSize, holdMs)
-      await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
-      return result
-    },
+    poll: () =>
+      tracePoll(workerId, async (span) => {
+        const result: PollResult = { resumed: [], busy: [], idle: [], failed: [] }
+        const claimed = await wakeups.claim(batchSize, holdMs)
+        await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
+        span.set(pollAttributes(claimed.length, result))
+        return result
+      }),
     start() {
       if (timer) return
       stopping = false

@@ -85,6 +85,7 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'harness.tool.result',
   'harness.secret.used',
   'harness.answer.rejected',
+  'harness.step.failed',
   'type',
   'harness',
   'parent',
@@ -108,6 +109,15 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'reason',
   'until',
   'notStarted',
+  // A failed attempt of a step, and the trace context of a turn.
+  'attempt',
+  'timedOut',
+  'final',
+  'retryAt',
+  'trace',
+  'traceId',
+  'spanId',
+  'flags',
   // Fields of a logged tool call: its replay policy and the model's own id when the harness renamed a repeat.
   'replay',
   'modelId',

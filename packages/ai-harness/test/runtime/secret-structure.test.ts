@@ -177,6 +177,9 @@ describe('the words the harness writes as structure are all known, so an ambiguo
       toolDefinition({ name: 'nap', description: 'Naps', inputSchema: z.object({}) }),
       async (_args, { step, secret, append }) => {
         await secret('token')
+        await step.do('flaky', { attempts: 2, delayMs: 0 }, ({ attempt }) => {
+          if (attempt === 1) throw new Error('flaky')
+        })
         await step.sleep('nap', 1)
         append([{ type: 'app.note', text: 'napped' }])
         throw new Error('woke up grumpy')
@@ -222,6 +225,7 @@ describe('the words the harness writes as structure are all known, so an ambiguo
         'harness.answer',
         'harness.turn.resumed',
         'harness.step',
+        'harness.step.failed',
         'harness.turn.finished',
         'harness.turn.cancelled',
       ]),

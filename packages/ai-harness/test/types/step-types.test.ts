@@ -49,6 +49,14 @@ async function stepValues(step: Step, outcomes: Record<string, unknown>) {
   // @ts-expect-error an array that may hold undefined is not JSON
   await attempt('array with undefined', () => step.do('array with undefined', (): Array<number | undefined> => [1, undefined]))
 
+  // The form with options keeps the same rule.
+  // @ts-expect-error a Date is not JSON, with options too
+  await attempt('date with options', () => step.do('date with options', { attempts: 2 }, () => new Date(0)))
+  // @ts-expect-error an async fn resolving to a Map is not JSON, with options too
+  await attempt('map with options', () => step.do('map with options', { timeoutMs: 1000 }, async () => new Map([['a', 1]])))
+  // @ts-expect-error options are checked: attempts is a number
+  await attempt('bad options', () => step.do('bad options', { attempts: 'twice' }, () => 1))
+
   // Allowed at compile time.
   const plain: { id: string; n: number; list: number[]; nested: { ok: boolean; none: null } } = await step.do('plain', () => ({
     id: 'a',
@@ -61,7 +69,19 @@ async function stepValues(step: Step, outcomes: Record<string, unknown>) {
   const nothingAsync: void = await step.do('promise void', async () => {})
   const union: Outcome = await step.do('union', (): Outcome => ({ status: 'paid', id: 'ch_1' }))
   const unknownValue: unknown = await step.do('unknown', (): unknown => ({ from: 'an API' }))
-  outcomes.allowed = { ok: [plain, payment, nothing, nothingAsync, union, unknownValue] }
+  const withOptions: Payment = await step.do(
+    'with options',
+    { attempts: 3, delayMs: 0 },
+    ({ attempt }): Payment => ({
+      id: `p${attempt}`,
+      amount: 5,
+      tags: [],
+    }),
+  )
+  const voidWithOptions: void = await step.do('void with options', { timeoutMs: 1000 }, async ({ signal }) => {
+    signal.throwIfAborted()
+  })
+  outcomes.allowed = { ok: [plain, payment, nothing, nothingAsync, union, unknownValue, withOptions, voidWithOptions] }
 }
 
 describe('step value types', () => {
@@ -75,9 +95,20 @@ describe('step value types', () => {
       },
     )
     await tool.execute!({}, { toolCallId: 'call_types' } as never)
-    for (const name of ['date', 'nested date', 'async date', 'map', 'set', 'class', 'array with undefined']) {
+    for (const name of [
+      'date',
+      'nested date',
+      'async date',
+      'map',
+      'set',
+      'class',
+      'array with undefined',
+      'date with options',
+      'map with options',
+    ]) {
       expect(outcomes[name], name).toEqual({ code: 'STEP_NOT_JSON' })
     }
+    expect(outcomes['bad options']).toEqual({ code: 'INVALID_ARGUMENT' })
     expect(outcomes.allowed).toEqual({
       ok: [
         { id: 'a', n: 1, list: [1, 2], nested: { ok: true, none: null } },
@@ -86,6 +117,8 @@ describe('step value types', () => {
         undefined,
         { status: 'paid', id: 'ch_1' },
         { from: 'an API' },
+        { id: 'p1', amount: 5, tags: [] },
+        undefined,
       ],
     })
   })

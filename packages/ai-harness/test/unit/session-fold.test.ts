@@ -1,6 +1,6 @@
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
-import { foldLog, type LogRecord, readAndFold } from '../../src/index.js'
+import { foldLog, type JsonValue, type LogRecord, readAndFold } from '../../src/index.js'
 
 const turn = (n: number): LogRecord[] => [
   { type: 'harness.turn.started', turnId: `t${n}`, messages: [{ role: 'user', content: `go ${n}` }], at: n, host: 'h', fence: 1 },
@@ -38,5 +38,46 @@ describe('folding a session log', () => {
     const state = foldLog(records.map((record, i) => ({ seq: i + 1, record })))
     expect(state.messages.filter((m) => m.role === 'tool')).toHaveLength(1)
     expect(state.closedCalls.has('c1')).toBe(true)
+  })
+
+  it('counts the failed attempts of a step without a value (the highest attempt logged), and forgets them once the call settles', () => {
+    const failed = (attempt: number, final: boolean): LogRecord => ({
+      type: 'harness.step.failed',
+      toolCallId: 'c1',
+      name: 'one',
+      attempt,
+      error: 'boom',
+      timedOut: false,
+      final,
+      at: attempt,
+      ...(final ? {} : { retryAt: attempt + 10 }),
+    })
+    const [started, assistant, step, result] = turn(1)
+    const open = foldLog([started!, assistant!, failed(1, false), failed(2, false)].map((record, i) => ({ seq: i + 1, record })))
+    expect(open.stepFailures.get('c1')?.get('one')).toMatchObject({ attempts: 2, last: { attempt: 2, retryAt: 12 } })
+    const settled = foldLog([started!, assistant!, failed(1, false), step!, result!].map((record, i) => ({ seq: i + 1, record })))
+    expect(settled.stepFailures.size).toBe(0)
+  })
+
+  it("keeps a turn's logged trace context and its driving host; a malformed trace is ignored, never trusted", () => {
+    const [started] = turn(1)
+    const trace = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), flags: 1 }
+    const traced = foldLog([{ seq: 1, record: { ...started!, trace } }])
+    expect(traced.openTurn).toMatchObject({ trace, host: 'h' })
+    const malformed: JsonValue[] = [
+      null,
+      'x',
+      { traceId: 'A'.repeat(32), spanId: 'b'.repeat(16) },
+      { traceId: 'a'.repeat(31), spanId: 'b'.repeat(16) },
+      { traceId: 'a'.repeat(32) },
+    ]
+    for (const bad of malformed) {
+      expect(foldLog([{ seq: 1, record: { ...started!, trace: bad } }]).openTurn?.trace, JSON.stringify(bad)).toBeUndefined()
+    }
+    const resumed = foldLog([
+      { seq: 1, record: started! },
+      { seq: 2, record: { type: 'harness.turn.resumed', turnId: 't1', at: 2, host: 'worker-2', fence: 2 } },
+    ])
+    expect(resumed.openTurn?.host).toBe('worker-2')
   })
 })
