@@ -72,6 +72,24 @@ const isFailure = (attempt: number, final?: boolean) => (records: readonly LogRe
 
 export const retryCases = [
   defineCase({
+    id: 'durable.step.throw-records-nothing',
+    title: 'a step without retries whose fn throws logs nothing, the tool sees what fn threw, and a later turn calls fn again',
+    async run(context) {
+      const billing = new FlakyBilling(1, () => new TypeError('gateway refused'))
+      const proc = await startProcess(context, payHarness(billing, {}), 'host')
+      const session = await proc.host.open({ sessionId: 'once' })
+      await drain(session.send('pay'))
+      let log = await logOf(context, 'once')
+      assert.deepEqual(failuresOf(log), [], 'no failure record without retries')
+      assert.equal(log.filter((r) => r.type === 'harness.step').length, 0, 'no step record for a throw')
+      assert.deepEqual(resultOf(log), { message: 'gateway refused' }, 'the tool caught the error fn threw')
+      await drain(session.send('pay'))
+      log = await logOf(context, 'once')
+      assert.equal(billing.calls.length, 2, 'nothing recorded, so the next call of the tool runs fn again')
+      assert.deepEqual(resultOf(log), { id: 'ch_1' })
+    },
+  }),
+  defineCase({
     id: 'durable.retry.attempts-logged',
     title: 'a failing step is tried again up to its attempts with the same idempotency key; each failed attempt is logged before the next',
     async run(context) {

@@ -271,8 +271,9 @@ function plainContext(
         }
         // A stopped run (or the tool's deadline) is no failure of the step: no retry.
         if (signal.aborted) throw outcome.error
+        // As in a session: what fn threw, or a StepFailedError for a timed-out attempt.
         if (isFinalFailure(policy, outcome.error, attempt))
-          throw new StepFailedError(name, attempt, failureText(outcome.error), outcome.timedOut)
+          throw outcome.timedOut ? new StepFailedError(name, attempt, failureText(outcome.error), true) : outcome.error
         await waitFor(retryDelay(policy, attempt), signal, () => signal.reason)
         live('step.do')
       }

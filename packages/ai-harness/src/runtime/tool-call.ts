@@ -40,6 +40,24 @@ import { scrubError } from '../secrets/error-scrub.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
 import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
 
+/** How a failed attempt ended: what `fn` threw, and whether another attempt follows. */
+interface FailedAttempt {
+  readonly error: unknown
+  readonly timedOut: boolean
+  readonly final: boolean
+  readonly retryAt: number | undefined
+}
+
+/**
+ * What `step.do` throws after its last attempt in the run where it happened: what `fn`
+ * threw, so the tool can tell its own errors apart; a timed-out attempt has no error of
+ * `fn`, so that is a `StepFailedError` saying it timed out. A later run (after a crash)
+ * has only the log, and throws `StepFailedError` with the logged message.
+ */
+function lastAttemptError(name: string, attempt: number, failed: FailedAttempt): unknown {
+  return failed.timedOut ? new StepFailedError(name, attempt, failureText(failed.error), true) : failed.error
+}
+
 /** How a tool call reaches the run it belongs to. */
 export interface RunControl {
   /** Stops the run: the session's own failure, or a park signal. The first one wins. */
@@ -188,7 +206,7 @@ export class ToolCallRun {
     fn: (context: StepRunContext) => unknown,
     context: { idempotencyKey: string; attempt: number },
     policy: StepPolicy,
-  ): Promise<{ value: unknown; failed?: undefined } | { failed: StepFailedRecord }> {
+  ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
     const span = await this.#stepSpan(name, { [ATTR.attempt]: context.attempt, [ATTR.replayed]: false })
     try {
       // A step must not start a side effect it could never log.
@@ -207,7 +225,13 @@ export class ToolCallRun {
       }
       span.set({ [ATTR.outcome]: timedOut ? 'timed-out' : 'failed' })
       span.fail(error)
-      return { failed: await this.#logFailure(name, policy, context.attempt, error, timedOut) }
+      // A step without retries logs nothing when fn throws (a later run calls fn again):
+      // only attempts that a crash must not forget are logged.
+      if (policy.attempts === 1) return { failed: { error, timedOut, final: true, retryAt: undefined } }
+      const record = await this.#logFailure(name, policy, context.attempt, error, timedOut)
+      return {
+        failed: { error, timedOut, final: record.final === true, retryAt: typeof record.retryAt === 'number' ? record.retryAt : undefined },
+      }
     } catch (error) {
       span.fail(error)
       throw error
@@ -334,7 +358,7 @@ export class ToolCallRun {
       for (let attempt = (failures?.attempts ?? 0) + 1; ; attempt++) {
         const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy)
         if (!result.failed) return result.value as never
-        if (result.failed.final) throw new StepFailedError(name, attempt, result.failed.error, result.failed.timedOut)
+        if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
         await this.#waitUntil('step.do', name, Number(result.failed.retryAt), await this.#durableNow())
       }
     },

@@ -87,7 +87,7 @@ describe('step.do retries in a session', () => {
     expect(await toolResult(world, 's')).toEqual({ value: 'ok' })
   })
 
-  it('after the last attempt the tool sees STEP_FAILED with the last error message; the last failure is logged as final', async () => {
+  it('after the last attempt the tool sees what fn threw; the last failure is logged as final', async () => {
     const world = createWorld()
     const seen: Seen[] = []
     const harness = oneStep(failing(99, seen), { step: { attempts: 2, delayMs: 0 } })
@@ -98,20 +98,18 @@ describe('step.do retries in a session', () => {
       [1, false, true],
       [2, true, false],
     ])
-    expect(await toolResult(world, 's')).toEqual({
-      code: 'STEP_FAILED',
-      message: 'Step "flaky" failed after 2 attempts; the last threw: boom 2',
-    })
+    expect(await toolResult(world, 's')).toEqual({ message: 'boom 2' })
   })
 
-  it('the seed form without options runs fn once: its failure is logged as final and the tool sees STEP_FAILED', async () => {
+  it('the seed form without options runs fn once and records nothing when it throws; the tool sees what fn threw', async () => {
     const world = createWorld()
     const seen: Seen[] = []
     const harness = oneStep(failing(99, seen, () => new TypeError('bad input')))
     await drain((await world.start(harness, 'host').host.open({ sessionId: 's' })).send('go'))
     expect(seen).toHaveLength(1)
-    expect((await failuresIn(world, 's')).map((f) => [f.attempt, f.final, f.error])).toEqual([[1, true, 'TypeError: bad input']])
-    expect(await toolResult(world, 's')).toMatchObject({ code: 'STEP_FAILED' })
+    expect(await failuresIn(world, 's')).toEqual([])
+    expect(recordsOf(await world.read('s'), 'harness.step')).toEqual([])
+    expect(await toolResult(world, 's')).toEqual({ message: 'bad input' })
   })
 
   it('a NonRetryableError ends the step at once, whatever attempts are left', async () => {
@@ -124,10 +122,7 @@ describe('step.do retries in a session', () => {
     await drain((await world.start(harness, 'host').host.open({ sessionId: 's' })).send('go'))
     expect(seen).toHaveLength(1)
     expect((await failuresIn(world, 's')).map((f) => [f.attempt, f.final])).toEqual([[1, true]])
-    expect(await toolResult(world, 's')).toEqual({
-      code: 'STEP_FAILED',
-      message: 'Step "flaky" failed after 1 attempt; the last threw: NonRetryableError: card declined',
-    })
+    expect(await toolResult(world, 's')).toEqual({ message: 'card declined' })
   })
 
   it('isFinal decides which errors are final; it gets the error and the attempt', async () => {
@@ -505,7 +500,7 @@ describe('retries in plain chat()', () => {
     return adapter.requests.at(-1)?.find((m) => m.role === 'tool')?.content
   }
 
-  it('retry in the process with the same key and the attempt number; the last failure is STEP_FAILED', async () => {
+  it('retry in the process with the same key and the attempt number; after the last attempt, what fn threw', async () => {
     const seen: Seen[] = []
     const caught: unknown[] = []
     const tool = durableTool(toolDefinition({ name: 'p', description: 'p', inputSchema: z.object({}) }), async (_a, { step }) => {
@@ -518,7 +513,8 @@ describe('retries in plain chat()', () => {
     expect(new Set(seen.map((s) => s.key)).size).toBe(1)
     expect(seen[0]!.key).toMatch(/^plain:.+:first$/)
     expect(caught).toHaveLength(1)
-    expect(caught[0]).toMatchObject({ code: 'STEP_FAILED', attempts: 2, lastError: 'boom 2', timedOut: false })
+    expect(caught[0]).toBeInstanceOf(Error)
+    expect((caught[0] as Error).message).toBe('boom 2')
   })
 
   it("a step's and a tool's timeoutMs work in plain chat() too", async () => {
