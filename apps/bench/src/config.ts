@@ -15,6 +15,10 @@ export interface BenchConfig {
   concurrency: number[]
   throughputSteps: number
   throughputRepeats: number
+  /** Multi-host (PostgreSQL): host processes, sessions per process, repeats. */
+  hostProcesses: number[]
+  hostSessions: number
+  hostRepeats: number
   /** Peers: rounds (first dropped) of `stepsPerCall` steps each. */
   peerRounds: number
   /** Connections of the PostgreSQL pool (ours and the peers alike). */
@@ -29,8 +33,11 @@ export const DEFAULT_CONFIG: BenchConfig = {
   recoverySizes: [1_000, 10_000, 100_000],
   recoveryRepeats: [5, 3, 1],
   concurrency: [1, 8, 64],
-  throughputSteps: 20,
-  throughputRepeats: 3,
+  throughputSteps: 100,
+  throughputRepeats: 5,
+  hostProcesses: [1, 2, 4],
+  hostSessions: 64,
+  hostRepeats: 3,
   peerRounds: 9,
   poolSize: 16,
 }
@@ -45,6 +52,9 @@ export const QUICK_CONFIG: BenchConfig = {
   concurrency: [1, 8],
   throughputSteps: 5,
   throughputRepeats: 1,
+  hostProcesses: [1, 2],
+  hostSessions: 4,
+  hostRepeats: 1,
   peerRounds: 2,
   poolSize: 8,
 }

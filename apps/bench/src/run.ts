@@ -7,12 +7,13 @@ import { measurePeers } from './sections/peers.js'
 import { growthOf, measureRecovery } from './sections/recovery.js'
 import { measureStepCost } from './sections/step-cost.js'
 import { measureThroughput } from './sections/throughput.js'
+import { measureHosts } from './sections/hosts.js'
 import { openTarget } from './targets/open-target.js'
 import { pgConfig } from './targets/pg-config.js'
 import { STORE_NAMES, type StoreName, type Target } from './targets/target.js'
 
-export type SectionName = 'steps' | 'recovery' | 'throughput' | 'peers'
-export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'peers']
+export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers'
+export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers']
 
 export interface RunOptions {
   stores?: readonly StoreName[]
@@ -42,6 +43,7 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
     recovery: [],
     growth: [],
     throughput: [],
+    hosts: [],
     peers: [],
     failures: [],
   }
@@ -56,6 +58,8 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
       if (sections.has('steps')) await attempt(result, 'steps', store, async () => result.stepCost.push(await measureStepCost(t, config)))
       if (sections.has('throughput'))
         await attempt(result, 'throughput', store, async () => result.throughput.push(...(await measureThroughput(t, config))))
+      if (sections.has('hosts') && store === 'postgres')
+        await attempt(result, 'hosts', store, async () => result.hosts.push(...(await measureHosts(t, config))))
       if (sections.has('recovery'))
         await attempt(result, 'recovery', store, async () => {
           const rows = await measureRecovery(t, config)

@@ -78,7 +78,11 @@ describe('the quick run', () => {
         rows.map((r) => r.sessions),
         store,
       ).toEqual(QUICK_CONFIG.concurrency)
-      for (const row of rows) expect(row.stepsPerSecond > 0 && row.bareWritesPerSecond > 0, store).toBe(true)
+      for (const row of rows) {
+        expect(row.stepsPerSecond > 0 && row.bareWritesPerSecond > 0, store).toBe(true)
+        expect(row.cpuMicrosPerStep > 0 && row.bareCpuMicrosPerWrite > 0, store).toBe(true)
+        expect(row.ratioSpread[0] <= row.ratio! && row.ratio! <= row.ratioSpread[1], store).toBe(true)
+      }
     }
   })
 

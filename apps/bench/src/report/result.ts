@@ -52,8 +52,27 @@ export interface ThroughputRow {
   steps: number
   stepsPerSecond: number
   bareWritesPerSecond: number
-  /** ours / bare: the share of the bare write rate that durable steps reach. */
+  /** ours / bare: the share of the bare write rate that durable steps reach (median of the repeats' paired ratios). */
   ratio: number | null
+  /** The lowest and highest paired ratio of the repeats. */
+  ratioSpread: [number, number]
+  /** Process CPU (user + system, µs) per step while the steps ran, and per bare write in the baseline. */
+  cpuMicrosPerStep: number
+  bareCpuMicrosPerWrite: number
+  /** The harness's own CPU per step: the two above subtracted (the store's client work is in both). */
+  harnessCpuMicrosPerStep: number
+}
+
+/** Section 5: several host processes against one PostgreSQL. */
+export interface HostsRow {
+  processes: number
+  sessionsPerProcess: number
+  steps: number
+  stepsPerSecond: number
+  bareWritesPerSecond: number
+  ratio: number | null
+  /** All processes' CPU (user + system, µs) per step while the steps ran. */
+  cpuMicrosPerStep: number
 }
 
 /** Section 4: a memoized step on the same PostgreSQL, ours and the peers. */
@@ -81,6 +100,7 @@ export interface BenchResult {
   recovery: RecoveryRow[]
   growth: GrowthRow[]
   throughput: ThroughputRow[]
+  hosts: HostsRow[]
   peers: PeerRow[]
   /** Sections or stores that failed, with the error; a run reports them rather than stopping. */
   failures: Array<{ section: string; store?: string; error: string }>

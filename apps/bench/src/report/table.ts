@@ -81,7 +81,18 @@ export function renderTables(result: BenchResult): string {
   out.push('', '### 3. Throughput: steps per second with concurrent sessions (one host)', '')
   out.push(
     table(
-      ['store', 'sessions', 'steps', 'steps/s', 'bare writes/s', 'ours/bare'],
+      [
+        'store',
+        'sessions',
+        'steps',
+        'steps/s',
+        'bare writes/s',
+        'ours/bare',
+        'spread',
+        'CPU µs/step',
+        'bare CPU µs/write',
+        'harness CPU µs/step',
+      ],
       result.throughput.map((r) => [
         r.store,
         String(r.sessions),
@@ -89,9 +100,31 @@ export function renderTables(result: BenchResult): string {
         String(r.stepsPerSecond),
         String(r.bareWritesPerSecond),
         x(r.ratio),
+        `${x(r.ratioSpread[0])}–${x(r.ratioSpread[1])}`,
+        String(r.cpuMicrosPerStep),
+        String(r.bareCpuMicrosPerWrite),
+        String(r.harnessCpuMicrosPerStep),
       ]),
     ),
   )
+
+  if (result.hosts.length > 0) {
+    out.push('', '### 5. Several hosts on one PostgreSQL: steps per second with 1, 2 and 4 host processes', '')
+    out.push(
+      table(
+        ['processes', 'sessions each', 'steps', 'steps/s', 'bare writes/s', 'ours/bare', 'CPU µs/step (all processes)'],
+        result.hosts.map((h) => [
+          String(h.processes),
+          String(h.sessionsPerProcess),
+          String(h.steps),
+          String(h.stepsPerSecond),
+          String(h.bareWritesPerSecond),
+          x(h.ratio),
+          String(h.cpuMicrosPerStep),
+        ]),
+      ),
+    )
+  }
 
   out.push('', '### 4. Peers on the same PostgreSQL: one memoized step with the same small value', '')
   out.push(

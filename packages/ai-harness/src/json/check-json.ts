@@ -92,8 +92,15 @@ export function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value) ?? '')
 }
 
-/** UTF-8 length of a string without allocating its bytes. */
+/** Node's `Buffer.byteLength`, where there is one: native, and it counts as the loop below does. */
+const nativeByteLength = (globalThis as { Buffer?: { byteLength(text: string, encoding: 'utf8'): number } }).Buffer?.byteLength
+
+/**
+ * UTF-8 length of a string without allocating its bytes. A lone surrogate counts 3 bytes,
+ * the U+FFFD an encoder writes for it.
+ */
 export function utf8Length(text: string): number {
+  if (nativeByteLength) return nativeByteLength(text, 'utf8')
   let bytes = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)

@@ -146,21 +146,26 @@ export function runAttempt<C extends object>(
   signal: AbortSignal,
   timeoutMs: number | undefined,
 ): Promise<AttemptOutcome> {
+  // Without a time limit the attempt's signal is the call's own: nothing else aborts it,
+  // and a step costs no controller and listener of its own.
+  if (timeoutMs === undefined) {
+    return new Promise((run) => run(fn({ ...context, signal }))).then(
+      (value): AttemptOutcome => ({ ok: true, value }),
+      (error: unknown): AttemptOutcome => ({ ok: false, error, timedOut: false }),
+    )
+  }
   const controller = new AbortController()
   const onStop = () => controller.abort(signal.reason)
   if (signal.aborted) onStop()
   else signal.addEventListener('abort', onStop, { once: true })
   return new Promise<AttemptOutcome>((resolve) => {
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            const reason = timeoutError(timeoutMs)
-            controller.abort(reason)
-            resolve({ ok: false, error: reason, timedOut: true })
-          }, timeoutMs)
+    const timer = setTimeout(() => {
+      const reason = timeoutError(timeoutMs)
+      controller.abort(reason)
+      resolve({ ok: false, error: reason, timedOut: true })
+    }, timeoutMs)
     const settle = (outcome: AttemptOutcome) => {
-      if (timer) clearTimeout(timer)
+      clearTimeout(timer)
       signal.removeEventListener('abort', onStop)
       resolve(outcome)
     }

@@ -256,7 +256,9 @@ export class ToolCallRun {
       )
     }
     const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
-    if (value !== undefined) record.value = jsonCopy(value) as JsonValue
+    // One JSON text of the value: the record's copy and the caller's copy are parsed from it.
+    const text = value === undefined ? undefined : JSON.stringify(value)
+    if (text !== undefined) record.value = JSON.parse(text) as JsonValue
     const bytes = jsonBytes(record)
     if (bytes > this.session.maxStepBytes) {
       throw new StepError(
@@ -266,7 +268,7 @@ export class ToolCallRun {
       )
     }
     await this.#write('step.do', [record])
-    return { value: jsonCopy(value), bytes }
+    return { value: text === undefined ? undefined : JSON.parse(text), bytes }
   }
 
   /**
