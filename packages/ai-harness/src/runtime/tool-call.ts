@@ -556,6 +556,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
   if (!original && !meta && !agent) return tool
   return {
     ...tool,
+    // The session keeps the approval in its log (see `approvalGate`): chat() must not wait for one itself,
+    // since it would end the run without a result the log can hold.
+    needsApproval: false,
     execute: async (args: unknown, context?: ToolExecutionContext) => {
       const toolCallId = context?.toolCallId
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
@@ -599,6 +602,18 @@ async function runCall(
     span.set({ [ATTR.outcome]: 'logged' })
     if (logged.ok) return logged.result
     throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
+  }
+  if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
+    // Denied: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it.
+    span.set({ [ATTR.outcome]: 'denied' })
+    const seen = { error: DENIED_TOOL_ERROR }
+    try {
+      await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
+    } catch (caught) {
+      control.stop(own(session, caught))
+      throw caught
+    }
+    throw new Error(DENIED_TOOL_ERROR)
   }
   const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, meta, span.context)
   let ok: boolean
@@ -676,6 +691,38 @@ async function runCall(
   span.set({ [ATTR.outcome]: ok ? 'ok' : call.deadline.expired ? 'timed-out' : 'error' })
   if (!ok) throw new Error((seen as { error: string }).error)
   return seen
+}
+
+/** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
+export const DENIED_TOOL_ERROR = 'User declined tool execution'
+
+/**
+ * The approval of a call of a tool with `needsApproval`: true when it was approved, false
+ * when it was denied. A call without a decision parks the run: its request is logged first
+ * (if the batch's assistant record did not carry it), so any host can decide it.
+ */
+async function approvalGate(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  toolCallId: string,
+  span: HarnessSpan,
+): Promise<boolean> {
+  const approval = session.state.approvals.get(toolCallId)
+  if (approval?.decision) return approval.decision.approved
+  try {
+    if (!approval) {
+      const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
+      await asOwn(session, () => session.writer.append([request]))
+    }
+  } catch (caught) {
+    control.stop(own(session, caught))
+    throw caught
+  }
+  span.set({ [ATTR.outcome]: 'parked' })
+  const signal = own(session, new ParkSignal(toolCallId, 'approval', null, { toolCallId })) as ParkSignal
+  control.stop(signal)
+  throw signal
 }
 
 /**
