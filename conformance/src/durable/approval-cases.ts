@@ -13,7 +13,12 @@ import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, start
 function refundHarness(runs: string[], replay: 'safe' | 'never' = 'safe'): { harness: Harness; seen: string[][] } {
   const seen: string[][] = []
   const refund = durableTool(
-    toolDefinition({ name: 'refund', description: 'Refunds a charge', inputSchema: z.object({ chargeId: z.string() }), needsApproval: true }),
+    toolDefinition({
+      name: 'refund',
+      description: 'Refunds a charge',
+      inputSchema: z.object({ chargeId: z.string() }),
+      needsApproval: true,
+    }),
     async ({ chargeId }, { step }) => {
       const refunded = await step.do(`refund:${chargeId}`, () => {
         runs.push(`refund:${chargeId}`)
@@ -79,7 +84,13 @@ export const approvalCases = [
       assert.deepEqual(runs, [], 'no call of the batch ran before the approval')
       assert.equal(session.status, 'parked')
       assert.deepEqual(customEvents(chunks, HARNESS_EVENTS.approval), [
-        { sessionId: 'refund', toolCallId: 'call-refund', approvalId: 'approval_call-refund', toolName: 'refund', input: { chargeId: 'ch_9' } },
+        {
+          sessionId: 'refund',
+          toolCallId: 'call-refund',
+          approvalId: 'approval_call-refund',
+          toolName: 'refund',
+          input: { chargeId: 'ch_9' },
+        },
       ])
       const end = chunks.at(-1) as { type: string; outcome?: { type?: string; interrupts?: Array<{ id: string }> } }
       assert.equal(end.type, 'RUN_FINISHED', "the stream ends with TanStack AI's interrupt")
@@ -182,7 +193,11 @@ export const approvalCases = [
         'APPROVAL_NOT_FOUND',
         'a call that needs no approval',
       )
-      await expectCode(other.host.approve({ sessionId: 'refund', toolCallId: 'nope', approved: true }), 'APPROVAL_NOT_FOUND', 'unknown call')
+      await expectCode(
+        other.host.approve({ sessionId: 'refund', toolCallId: 'nope', approved: true }),
+        'APPROVAL_NOT_FOUND',
+        'unknown call',
+      )
       assert.equal((await readFrom(context.store, 'refund')).length, before, 'a refused decision writes nothing')
       await other.host.approve({ sessionId: 'refund', toolCallId: 'call-refund', approved: true })
       await proc.host.approve({ sessionId: 'refund', toolCallId: 'call-refund', approved: true })

@@ -53,7 +53,8 @@ export async function approveCall(
     }
     if (approval.decision) {
       // The same decision already in the log is this one: its reply was lost, or the caller tries again.
-      if (approval.decision.approved === approved && (approval.decision.reason ?? undefined) === reason) return wake(store, clock, sessionId)
+      if (approval.decision.approved === approved && (approval.decision.reason ?? undefined) === reason)
+        return wake(store, clock, sessionId)
       throw new HarnessError(
         'ALREADY_DECIDED',
         `The call ${JSON.stringify(toolCallId)} was ${approval.decision.approved ? 'approved' : 'denied'} already; a call takes one decision.`,

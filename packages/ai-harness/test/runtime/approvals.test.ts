@@ -1,13 +1,5 @@
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import {
-  createWorker,
-  DENIED_TOOL_ERROR,
-  defineHarness,
-  durableTool,
-  HARNESS_EVENTS,
-  type Harness,
-  openWaits,
-} from '@tanstack/ai-harness'
+import { createWorker, DENIED_TOOL_ERROR, defineHarness, durableTool, HARNESS_EVENTS, type Harness, openWaits } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
@@ -73,7 +65,13 @@ describe('a tool with needsApproval in a durable session', () => {
     expect(runs).toEqual([])
     expect(session.status).toBe('parked')
     expect(session.parked?.reason).toBe('approval')
-    const approval = { sessionId: 'pay', toolCallId: 'call-pay', approvalId: 'approval_call-pay', toolName: 'pay', input: { invoice: 'inv-7' } }
+    const approval = {
+      sessionId: 'pay',
+      toolCallId: 'call-pay',
+      approvalId: 'approval_call-pay',
+      toolName: 'pay',
+      input: { invoice: 'inv-7' },
+    }
     expect(named(chunks, HARNESS_EVENTS.approval)).toEqual([approval])
     expect(named(chunks, HARNESS_EVENTS.parked)).toEqual([{ reason: 'approval', until: null, toolCallId: 'call-pay' }])
     const last = chunks.at(-1) as { type: string; outcome?: unknown }
@@ -103,7 +101,9 @@ describe('a tool with needsApproval in a durable session', () => {
     const runs: string[] = []
     const harness = payHarness(runs)
     await drain((await world.start(harness, 'host').host.open({ sessionId: 'pay' })).send('pay'))
-    await world.start(harness, 'back-office').host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true, reason: 'ok by Ann' })
+    await world
+      .start(harness, 'back-office')
+      .host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true, reason: 'ok by Ann' })
     const worker = workerOf(world, harness)
     expect((await worker.poll()).resumed).toEqual(['pay'])
     expect(runs).toEqual(['note', 'charge:inv-7', 'receipt'])
@@ -152,7 +152,9 @@ describe('a tool with needsApproval in a durable session', () => {
       'RECORD_SECRET',
     )
     expect(await codeOf(() => host.approve({ sessionId: 'pay', toolCallId: 'call-note', approved: true }))).toBe('APPROVAL_NOT_FOUND')
-    expect(await codeOf(() => host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: 'yes' as never }))).toBe('INVALID_ARGUMENT')
+    expect(await codeOf(() => host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: 'yes' as never }))).toBe(
+      'INVALID_ARGUMENT',
+    )
     expect((await world.read('pay')).length).toBe(before)
     await host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true })
     await host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true })
