@@ -766,11 +766,14 @@ async function runAgentCall(
     throw childFailure(session, error)
   }
   try {
+    const approvals: Array<Record<string, unknown>> = []
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
       if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
         // The parent's stream redacts it, keeping its ids and names.
         context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
       }
+      // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.approval) approvals.push(chunk.value as Record<string, unknown>)
     }
     let log: Awaited<ReturnType<typeof child.entries>>
     try {
@@ -778,7 +781,7 @@ async function runAgentCall(
       const started = entries.some((e) => e.record.type === 'harness.turn.started')
       const stream = started ? child.resume() : child.send(agent.prompt(args))
       for await (const chunk of stream) forward(chunk as never)
-      if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId })
+      if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
       log = await child.entries()
     } catch (error) {
       throw ownFailureIn(session, error) ? error : childFailure(session, error)

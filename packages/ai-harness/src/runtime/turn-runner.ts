@@ -251,7 +251,9 @@ async function* endRun(
     control.outcome = { kind: 'parked', parked }
     if (parked.reason === 'ask') yield redactor.redactEvent(customEvent(HARNESS_EVENTS.question, fatal.event))
     const approvals = parked.reason === 'approval' ? approvalsOf(session) : []
-    for (const approval of approvals) yield redactor.redactEvent(customEvent(HARNESS_EVENTS.approval, approval))
+    // A child agent's approvals keep the child's session and call ids: approve them in the child.
+    const childApprovals = parked.reason === 'agent' ? ((fatal.event.approvals as unknown[] | undefined) ?? []) : []
+    for (const approval of [...approvals, ...childApprovals]) yield redactor.redactEvent(customEvent(HARNESS_EVENTS.approval, approval))
     yield redactor.redactEvent(
       customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
     )

@@ -1,5 +1,15 @@
-import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { createWorker, DENIED_TOOL_ERROR, defineHarness, durableTool, HARNESS_EVENTS, type Harness, openWaits } from '@tanstack/ai-harness'
+import { type StreamChunk, StreamProcessor, toolDefinition } from '@tanstack/ai'
+import {
+  agentTool,
+  childSessionId,
+  createWorker,
+  DENIED_TOOL_ERROR,
+  defineHarness,
+  durableTool,
+  HARNESS_EVENTS,
+  type Harness,
+  openWaits,
+} from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
@@ -94,6 +104,22 @@ describe('a tool with needsApproval in a durable session', () => {
     expect(recordsOf(entries, 'harness.tool.result')).toEqual([])
     expect(openWaits('pay', entries)).toEqual({ questions: [], approvals: [approval] })
     expect(await memoryStore({ data: world.data, clock: world.clock }).wakeups!.due(10)).toEqual([])
+  })
+
+  it("is an approval request to TanStack AI's own stream processor: the tool-call part waits for approval and onApprovalRequest fires", async () => {
+    const world = createWorld()
+    const { host } = world.start(payHarness([]), 'host')
+    const chunks = await drain((await host.open({ sessionId: 'pay' })).send('pay'))
+    const requests: unknown[] = []
+    const processor = new StreamProcessor({ events: { onApprovalRequest: (request) => requests.push(request) } })
+    processor.prepareAssistantMessage()
+    for (const chunk of chunks) processor.processChunk(chunk)
+    expect(requests).toEqual([{ toolCallId: 'call-pay', toolName: 'pay', input: { invoice: 'inv-7' }, approvalId: 'approval_call-pay' }])
+    const parts = processor.getMessages().flatMap((m) => m.parts)
+    expect(parts.find((p) => p.type === 'tool-call' && p.id === 'call-pay')).toMatchObject({
+      state: 'approval-requested',
+      approval: { id: 'approval_call-pay', needsApproval: true },
+    })
   })
 
   it('approved from another host: a worker resumes the turn, the batch runs, and the call runs with its steps', async () => {
@@ -222,5 +248,37 @@ describe('a tool with needsApproval in a durable session', () => {
     expect(runs).toEqual(['note', 'charge:inv-7', 'receipt'])
     const result = recordsOf(await world.read('pay'), 'harness.tool.result').find((r) => r.toolCallId === 'call-pay')
     expect(result).toMatchObject({ ok: false, cut: true })
+  })
+
+  it("an agent tool whose child session waits for approval: the parent's stream carries the child's approval, and approving it in the child finishes both", async () => {
+    const world = createWorld()
+    const runs: string[] = []
+    const child = payHarness(runs)
+    const delegate = agentTool(toolDefinition({ name: 'delegate', description: 'd', inputSchema: z.object({}) }), {
+      harness: child,
+      prompt: () => 'pay invoice 7',
+    })
+    const parent = defineHarness({
+      name: 'boss',
+      adapter: scriptedText(({ messages }) =>
+        messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'delegate', args: {}, id: 'call-delegate' }] } : 'Delegated.',
+      ),
+      tools: [delegate],
+    })
+    const { host } = world.start([parent, child], 'host')
+    const chunks = await drain((await host.open({ sessionId: 'boss', harness: 'boss' })).send('go'))
+    const childId = childSessionId('boss', 'call-delegate')
+    expect(named(chunks, HARNESS_EVENTS.approval)).toMatchObject([{ sessionId: childId, toolCallId: 'call-pay', toolName: 'pay' }])
+    await host.approve({ sessionId: childId, toolCallId: 'call-pay', approved: true })
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: [parent, child],
+      clock: world.clock,
+      leaseMs: LEASE_MS,
+    })
+    expect((await worker.poll()).resumed).toEqual([childId])
+    expect((await worker.poll()).resumed).toEqual(['boss'])
+    expect(runs).toEqual(['note', 'charge:inv-7', 'receipt'])
+    expect(recordsOf(await world.read('boss'), 'harness.turn.finished')).toHaveLength(1)
   })
 })
