@@ -12,6 +12,7 @@ import { logPagingCases } from './cases/log-paging-cases.js'
 import { namespaceCases } from './cases/namespace-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
 import { agentCases } from './durable/agent-cases.js'
+import { approvalCases } from './durable/approval-cases.js'
 import { durableCases } from './durable/durable-cases.js'
 import { waitCases } from './durable/wait-cases.js'
 import { runtimeCases } from './durable/runtime-cases.js'
@@ -39,6 +40,7 @@ export const storeCases: readonly ConformanceCase[] = [
 export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...durableCases,
   ...waitCases,
+  ...approvalCases,
   ...agentCases,
   ...runtimeCases,
   ...secretCases,

@@ -58,6 +58,18 @@ export const checks: Record<string, PageCheck> = {
     expect(recordsOf(log, 'harness.turn.finished')).toHaveLength(1)
     expect(billing.calls.map((c) => c.subject)).toEqual(['refund:ch_42'])
   },
+  'waits.md#approvals': ({ module, services: { billing } }) => {
+    expect(module.parkedFor).toBe('approval')
+    expect(module.sameCall).toBe(true)
+    expect(module.secondDecision).toBe('ALREADY_DECIDED')
+    expect(module.resumed).toEqual(['ticket-9'])
+    const log = module.approvedLog as LogEntry[]
+    expect(recordsOf(log, 'harness.approval.requested')).toHaveLength(1)
+    expect(recordsOf(log, 'harness.approval.decided')).toMatchObject([{ approved: true, reason: 'checked the order' }])
+    expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { refundId: 're_ch_77' } }])
+    expect(recordsOf(log, 'harness.turn.finished')).toHaveLength(1)
+    expect(billing.calls.map((c) => c.subject)).toEqual(['refund:ch_77'])
+  },
   'sessions-hosts-workers.md#leases': ({ module }) => {
     expect(module.secondOpen).toBe('LEASE_HELD')
     expect(module.seenByWeb2).toBeGreaterThan(4)

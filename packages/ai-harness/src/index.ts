@@ -46,4 +46,18 @@ export { agentTool, childSessionId, type AgentTool, type AgentToolOptions } from
 export { StepError, StepFailedError, RecordError } from './runtime/runtime-errors.js'
 export { NonRetryableError, type StepOptions } from './runtime/step-retry.js'
 export * from './runtime/records.js'
-export { foldLog, readAndFold, questionId, type SessionState, type StoredStep } from './runtime/session-fold.js'
+export {
+  foldLog,
+  readAndFold,
+  questionId,
+  approvalId,
+  openWaits,
+  type SessionState,
+  type StoredStep,
+  type ApprovalState,
+  type OpenWaits,
+  type OpenQuestion,
+  type OpenApproval,
+} from './runtime/session-fold.js'
+export type { ApproveOptions } from './runtime/approve-call.js'
+export { DENIED_TOOL_ERROR } from './runtime/tool-call.js'

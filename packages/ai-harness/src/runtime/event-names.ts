@@ -8,4 +8,12 @@ export const HARNESS_EVENT_NAMES = {
    * last answer, `rejected` says why.
    */
   question: 'harness.question',
+  /**
+   * A tool call waits for approval (a tool with `needsApproval`): `value` has `sessionId`,
+   * `toolCallId`, `approvalId` (TanStack AI's `approval_${toolCallId}`), `toolName` and the
+   * call's `input`. Decide it with `host.approve({ sessionId, toolCallId, approved })`. The
+   * stream also ends with TanStack AI's own interrupt (`RUN_FINISHED` with
+   * `outcome.type === 'interrupt'`), so a TanStack AI client shows its approval prompt.
+   */
+  approval: 'harness.approval',
 } as const

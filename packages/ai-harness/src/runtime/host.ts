@@ -3,6 +3,7 @@ import { systemClock } from '../contract/clock.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
 import { answerQuestion } from './answer-question.js'
+import { approveCall } from './approve-call.js'
 import { deleteSessionTree } from './delete-session.js'
 import type { Harness } from './harness.js'
 import { type HostContext, openOnHost } from './host-open.js'
@@ -62,6 +63,18 @@ export interface Host {
    */
   answer(options: AnswerOptions): Promise<void>
   /**
+   * Approves or denies a tool call that waits for approval (a tool with `needsApproval`),
+   * from any host: logs the decision and schedules the session so a worker resumes it at
+   * once. Approved, the call runs (a `durableTool` with its steps); denied, the model gets
+   * TanStack AI's denial result and the tool does not run. `reason` is kept in the log and
+   * must not hold a secret of the session (RECORD_SECRET, nothing written).
+   *
+   * A different second decision is `ALREADY_DECIDED`; the same decision again (after a
+   * failure whose outcome was unknown) succeeds. A call that does not wait for approval
+   * (unknown, or of a turn that ended) is `APPROVAL_NOT_FOUND`.
+   */
+  approve(input: { sessionId: string; toolCallId: string; approved: boolean; reason?: string }): Promise<void>
+  /**
    * Deletes a session for good, with the sessions of its agent-tool calls: the session
    * objects of this host that drive it are closed first, then the store deletes the logs,
    * leases and wakeups. Hosts elsewhere that still hold it can write nothing more to it.
@@ -118,6 +131,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
       return track(session)!
     },
     answer: (answerOptions) => answerQuestion(store, clock, harnesses, answerOptions),
+    approve: (input) => approveCall(store, clock, harnesses, input),
     async delete({ sessionId } = {} as { sessionId: string }) {
       assertLogId(sessionId, store.limits)
       const local = [...open].filter((s) => s.id === sessionId || s.id.startsWith(`${sessionId}/agent/`))

@@ -340,11 +340,15 @@ export class LiveSession implements Session {
 
 function waitingTurn(waiting: ParkedRecord): HarnessError {
   // Dropping the prompt silently would lose it: say what the turn waits for.
-  const what =
-    waiting.reason === 'ask' ? 'for an answer to its question' : waiting.reason === 'sleep' ? 'in a durable sleep' : 'for a child agent'
+  const what = {
+    ask: 'for an answer to its question',
+    sleep: 'in a durable sleep',
+    agent: 'for a child agent',
+    approval: 'for the approval of a tool call',
+  }[waiting.reason]
   return new HarnessError(
     'SESSION_BUSY',
-    `The session's open turn waits (${what}). Answer the question, let a worker resume it, or cancel the turn (session.cancel()) before sending a new prompt.`,
+    `The session's open turn waits (${what}). Answer the question or decide the approval (host.approve), let a worker resume it, or cancel the turn (session.cancel()) before sending a new prompt.`,
   )
 }
 

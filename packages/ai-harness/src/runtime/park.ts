@@ -1,13 +1,13 @@
 /**
- * Thrown inside a tool call to stop it on purpose: a long sleep, a question for a
- * person, a child session that waits. The harness ends the run without settling the
+ * Thrown inside a tool call to stop it on purpose: a long sleep, a question or an
+ * approval for a person, a child session that waits. The harness ends the run without settling the
  * call, logs why the turn waits, and a worker (or an answer) resumes it later.
  * Not an error: a tool that catches it must rethrow it.
  */
 export class ParkSignal extends Error {
   constructor(
     readonly toolCallId: string,
-    readonly reason: 'sleep' | 'ask' | 'agent',
+    readonly reason: 'sleep' | 'ask' | 'agent' | 'approval',
     /** For a sleep: when to wake. */
     readonly until: number | null,
     /** What the stream tells the client, e.g. the question. */

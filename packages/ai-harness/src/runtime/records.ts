@@ -152,15 +152,42 @@ export interface AnswerRejectedRecord extends JsonObject {
 }
 
 /**
- * A tool call stopped on purpose to wait (a long sleep, a question, a child session
- * that waits for a person; a step's retry whose delay is longer than `parkAfterMs`
+ * A call of a tool with `needsApproval` waits for a person to approve or deny it. It is
+ * logged with the assistant message that made the call (or before the call would run),
+ * so after a crash the call still waits: it is neither run nor cut. The approval's id on
+ * the stream is TanStack AI's: `approval_${toolCallId}`.
+ */
+export interface ApprovalRequestedRecord extends JsonObject {
+  type: 'harness.approval.requested'
+  toolCallId: string
+  toolName: string
+  at: number
+}
+
+/**
+ * A person's decision on an approval (`host.approve`). Approved, the call runs; denied,
+ * the model gets TanStack AI's denial result (`{ error: 'User declined tool execution' }`)
+ * and the tool does not run. A call takes one decision.
+ *
+ * `reason` (absent when none was given) is the person's note, free of the session's secrets.
+ */
+export interface ApprovalDecidedRecord extends JsonObject {
+  type: 'harness.approval.decided'
+  toolCallId: string
+  approved: boolean
+  at: number
+}
+
+/**
+ * A tool call stopped on purpose to wait (a long sleep, a question, an approval, a child
+ * session that waits for a person; a step's retry whose delay is longer than `parkAfterMs`
  * parks as a sleep until its `retryAt`). It is not cut: it runs again when the wait is over,
  * whatever its replay policy, and the later calls of its batch (`notStarted`) run then too.
  */
 export interface ParkedRecord extends JsonObject {
   type: 'harness.parked'
   toolCallId: string
-  reason: 'sleep' | 'ask' | 'agent'
+  reason: 'sleep' | 'ask' | 'agent' | 'approval'
   /** For a sleep: when to wake. */
   until: number | null
   notStarted: string[]
@@ -208,6 +235,8 @@ export type HarnessRecord =
   | AskRecord
   | AnswerRecord
   | AnswerRejectedRecord
+  | ApprovalRequestedRecord
+  | ApprovalDecidedRecord
   | ParkedRecord
   | TurnStartedRecord
   | TurnResumedRecord

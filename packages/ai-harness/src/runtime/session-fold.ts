@@ -4,6 +4,8 @@ import type { JsonValue } from '../json/json-types.js'
 import type {
   AnswerRecord,
   AnswerRejectedRecord,
+  ApprovalDecidedRecord,
+  ApprovalRequestedRecord,
   AskRecord,
   AssistantRecord,
   LoggedMessage,
@@ -78,6 +80,8 @@ export interface SessionState {
    * `rejected` says why the last one was refused.
    */
   questions: Map<string, QuestionState>
+  /** Approvals by tool call id (calls of tools with `needsApproval`), with their decision once given. */
+  approvals: Map<string, ApprovalState>
   /** Calls of the open turn that wait on purpose, by tool call id; cleared when the call settles. */
   parked: Map<string, ParkedRecord>
   /** Calls that had not started when their batch parked. */
@@ -99,6 +103,23 @@ export interface QuestionState {
   rejected: AnswerRejectedRecord | undefined
 }
 
+/** An approval of the session and where it stands. */
+export interface ApprovalState {
+  request: ApprovalRequestedRecord
+  /** The decision the call took; undefined while it waits. */
+  decision: ApprovalDecidedRecord | undefined
+  /**
+   * How many times a host took the turn over after the decision (`harness.turn.resumed`).
+   * The first take-over is the run that acts on the decision; the batch cannot have run
+   * before it. From the second on (after a crash of that run) an approved call may have
+   * started, so the replay rules decide whether it runs again.
+   */
+  runsSinceDecision: number
+}
+
+/** TanStack AI's id of the approval of a call (the `id` of its interrupt). */
+export const approvalId = (toolCallId: string) => `approval_${toolCallId}`
+
 /** The id of a question: unique in its session. */
 export const questionId = (toolCallId: string, name: string) => `${toolCallId}:${name}`
 
@@ -116,6 +137,7 @@ export function emptyState(): SessionState {
     turns: 0,
     sleeps: new Map(),
     questions: new Map(),
+    approvals: new Map(),
     parked: new Map(),
     notStarted: new Set(),
     parent: null,
@@ -166,10 +188,25 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       if (question) question.answer = answer
       break
     }
+    case 'harness.approval.requested': {
+      const request = record as unknown as ApprovalRequestedRecord
+      if (!state.approvals.has(request.toolCallId))
+        state.approvals.set(request.toolCallId, { request, decision: undefined, runsSinceDecision: 0 })
+      break
+    }
+    case 'harness.approval.decided': {
+      const decision = record as unknown as ApprovalDecidedRecord
+      const approval = state.approvals.get(decision.toolCallId)
+      // The first decision holds: host.approve refuses a second one, and a stray one changes nothing.
+      if (approval && !approval.decision) approval.decision = decision
+      break
+    }
     case 'harness.parked': {
       const parked = record as unknown as ParkedRecord
       state.parked.set(parked.toolCallId, parked)
-      for (const id of parked.notStarted) state.notStarted.add(id)
+      // A batch that waits for approval has not started at all until it is acted on (see `settleCutCalls`);
+      // after that its calls are like any others, so they are not marked here.
+      if (parked.reason !== 'approval') for (const id of parked.notStarted) state.notStarted.add(id)
       break
     }
     case 'harness.turn.started':
@@ -185,6 +222,7 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       break
     case 'harness.turn.resumed':
       if (state.openTurn && state.openTurn.turnId === record.turnId && typeof record.host === 'string') state.openTurn.host = record.host
+      for (const approval of state.approvals.values()) if (approval.decision) approval.runsSinceDecision++
       break
     case 'harness.assistant': {
       const assistant = record as unknown as AssistantRecord
@@ -292,4 +330,96 @@ export function unsettledCalls(state: SessionState): LoggedToolCall[] {
 export function parkedCall(state: SessionState): ParkedRecord | undefined {
   for (const parked of state.parked.values()) if (!state.results.has(parked.toolCallId)) return parked
   return undefined
+}
+
+/** A question that waits for its answer (see `openWaits`). */
+export interface OpenQuestion {
+  sessionId: string
+  /** What `host.answer` takes: `${toolCallId}:${name}`. */
+  questionId: string
+  toolCallId: string
+  name: string
+  message: string
+  /** The JSON Schema the answer must match. */
+  schema: AskRecord['schema']
+  /** Why the last answer was refused by the tool's own schema, if it was. */
+  rejected?: string
+}
+
+/** A tool call that waits for approval (see `openWaits`). */
+export interface OpenApproval {
+  sessionId: string
+  toolCallId: string
+  /** TanStack AI's approval id: `approval_${toolCallId}`. */
+  approvalId: string
+  toolName: string
+  /** The call's arguments as the log keeps them (secrets removed); the raw text when they are not JSON. */
+  input: JsonValue
+}
+
+/** What a session's open turn waits for from a person. */
+export interface OpenWaits {
+  questions: OpenQuestion[]
+  approvals: OpenApproval[]
+}
+
+/**
+ * What a person can answer or decide in a session now: the questions without an answer
+ * and the approvals without a decision, of its open turn. Give it the session's id and its entries
+ * (`session.entries()`, or a store's `read`) or an already folded state. An ended turn
+ * waits for nothing, so its questions and approvals are not listed.
+ */
+export function openWaits(sessionId: string, source: SessionState | readonly LogEntry[]): OpenWaits {
+  const state = Array.isArray(source) ? foldLog(source as readonly LogEntry[]) : (source as SessionState)
+  const id = sessionId
+  const waits: OpenWaits = { questions: [], approvals: [] }
+  const turnId = state.openTurn?.turnId
+  if (turnId === undefined) return waits
+  const live = (toolCallId: string) => state.toolCalls.get(toolCallId)?.turnId === turnId && !state.results.has(toolCallId)
+  for (const [qid, question] of state.questions) {
+    if (question.answer || !live(question.ask.toolCallId)) continue
+    const open: OpenQuestion = {
+      sessionId: id,
+      questionId: qid,
+      toolCallId: question.ask.toolCallId,
+      name: question.ask.name,
+      message: question.ask.message,
+      schema: question.ask.schema,
+    }
+    if (question.rejected) open.rejected = question.rejected.reason
+    waits.questions.push(open)
+  }
+  for (const approval of openApprovalsOf(state)) {
+    const call = state.toolCalls.get(approval.toolCallId)
+    waits.approvals.push({
+      sessionId: id,
+      toolCallId: approval.toolCallId,
+      approvalId: approvalId(approval.toolCallId),
+      toolName: approval.toolName,
+      input: callInput(call?.arguments ?? ''),
+    })
+  }
+  return waits
+}
+
+/** The approval requests of the open turn that wait for a decision, in the order they were logged. */
+export function openApprovalsOf(state: SessionState): ApprovalRequestedRecord[] {
+  const turnId = state.openTurn?.turnId
+  if (turnId === undefined) return []
+  const open: ApprovalRequestedRecord[] = []
+  for (const approval of state.approvals.values()) {
+    const { toolCallId } = approval.request
+    if (approval.decision || state.results.has(toolCallId) || state.toolCalls.get(toolCallId)?.turnId !== turnId) continue
+    open.push(approval.request)
+  }
+  return open
+}
+
+/** A call's arguments as JSON, as TanStack AI gives a tool its input; the text itself when it is not JSON. */
+export function callInput(args: string): JsonValue {
+  try {
+    return JSON.parse(args.trim() || '{}') as JsonValue
+  } catch {
+    return args
+  }
 }

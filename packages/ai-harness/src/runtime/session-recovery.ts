@@ -35,12 +35,30 @@ export async function* recoverTurn(
   yield* runTurn(runtime, open.turnId, control)
 }
 
-/** Settles the calls a crash cut, by the replay rules; parked calls and calls that never started are not cut. */
+/**
+ * Settles the calls a crash cut, by the replay rules; parked calls and calls that never
+ * started are not cut. Called right after this host's `harness.turn.resumed` is logged.
+ *
+ * A batch with a call that waits for approval runs no call before every approval of it is
+ * decided and a host took the turn over to act on that: until then none of its calls is cut
+ * (they wait). After that, a denied call is not cut either (it never runs: the harness logs
+ * the denial), and the other calls follow the rules above, like any call.
+ */
 export async function settleCutCalls(runtime: SessionRuntime): Promise<void> {
   const { state, harness, writer } = runtime
   const settle: ToolResultRecord[] = []
+  const batch = state.openTurn?.lastAssistant?.toolCalls ?? []
+  const waiting = batch.some((c) => {
+    const approval = state.approvals.get(c.id)
+    // This take-over is the first after the decision: the run that acts on it starts only now.
+    return approval !== undefined && (!approval.decision || approval.runsSinceDecision < 2)
+  })
   for (const call of unsettledCalls(state)) {
-    if (state.parked.has(call.id) || state.notStarted.has(call.id)) continue
+    if (waiting) continue
+    if (state.approvals.get(call.id)?.decision?.approved === false) continue
+    const parked = state.parked.get(call.id)
+    // An approval's park is over once acted on; any other park of the call keeps it waiting.
+    if ((parked && parked.reason !== 'approval') || state.notStarted.has(call.id)) continue
     if (harness.replayOfCall(call) === 'safe') continue
     settle.push({
       type: 'harness.tool.result',

@@ -582,6 +582,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
   if (!original && !meta && !agent) return tool
   return {
     ...tool,
+    // The session keeps the approval in its log (see `approvalGate`): chat() must not wait for one itself,
+    // since it would end the run without a result the log can hold.
+    needsApproval: false,
     execute: async (args: unknown, context?: ToolExecutionContext) => {
       const toolCallId = context?.toolCallId
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
@@ -625,6 +628,18 @@ async function runCall(
     span.set({ [ATTR.outcome]: 'logged' })
     if (logged.ok) return logged.result
     throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
+  }
+  if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
+    // Denied: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it.
+    span.set({ [ATTR.outcome]: 'denied' })
+    const seen = { error: DENIED_TOOL_ERROR }
+    try {
+      await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
+    } catch (caught) {
+      control.stop(own(session, caught))
+      throw caught
+    }
+    throw new Error(DENIED_TOOL_ERROR)
   }
   const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, meta, span.context)
   let ok: boolean
@@ -704,6 +719,38 @@ async function runCall(
   return seen
 }
 
+/** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
+export const DENIED_TOOL_ERROR = 'User declined tool execution'
+
+/**
+ * The approval of a call of a tool with `needsApproval`: true when it was approved, false
+ * when it was denied. A call without a decision parks the run: its request is logged first
+ * (if the batch's assistant record did not carry it), so any host can decide it.
+ */
+async function approvalGate(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  toolCallId: string,
+  span: HarnessSpan,
+): Promise<boolean> {
+  const approval = session.state.approvals.get(toolCallId)
+  if (approval?.decision) return approval.decision.approved
+  try {
+    if (!approval) {
+      const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
+      await asOwn(session, () => session.writer.append([request]))
+    }
+  } catch (caught) {
+    control.stop(own(session, caught))
+    throw caught
+  }
+  span.set({ [ATTR.outcome]: 'parked' })
+  const signal = own(session, new ParkSignal(toolCallId, 'approval', null, { toolCallId })) as ParkSignal
+  control.stop(signal)
+  throw signal
+}
+
 /**
  * Failures of a child session's machinery that may pass (another host drives the child,
  * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
@@ -745,11 +792,14 @@ async function runAgentCall(
     throw childFailure(session, error)
   }
   try {
+    const approvals: Array<Record<string, unknown>> = []
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
       if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
         // The parent's stream redacts it, keeping its ids and names.
         context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
       }
+      // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.approval) approvals.push(chunk.value as Record<string, unknown>)
     }
     let log: Awaited<ReturnType<typeof child.entries>>
     try {
@@ -757,7 +807,7 @@ async function runAgentCall(
       const started = entries.some((e) => e.record.type === 'harness.turn.started')
       const stream = started ? child.resume() : child.send(agent.prompt(args))
       for await (const chunk of stream) forward(chunk as never)
-      if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId })
+      if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
       log = await child.entries()
     } catch (error) {
       throw ownFailureIn(session, error) ? error : childFailure(session, error)

@@ -5,8 +5,10 @@ import { jsonCopy, jsonEqual } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { CallIds } from './call-ids.js'
 import { HARNESS_EVENT_NAMES } from './event-names.js'
-import { isParkSignal, type ParkSignal } from './park.js'
-import type { AssistantRecord, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
+import { own } from './own-failures.js'
+import { isParkSignal, ParkSignal } from './park.js'
+import type { ApprovalRequestedRecord, AssistantRecord, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
+import { approvalId, callInput, openApprovalsOf } from './session-fold.js'
 import type { ReplayPolicy } from './durable-tool.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { redactModelInput } from '../secrets/model-input.js'
@@ -78,19 +80,47 @@ async function* runTurnSteps(
   const bound = new Map<AnyTool, AnyTool>()
   const boundTools = new Set<AnyTool>()
   let replayByName = new Map<string, ReplayPolicy>()
+  // Tools whose calls wait for approval in the log (the wrapper takes `needsApproval` off what chat() sees).
+  const approvalOf = new Map<AnyTool, boolean>()
+  let needsApproval = new Set<string>()
   const bind = (tools: readonly AnyTool[]): AnyTool[] => {
     replayByName = new Map()
+    needsApproval = new Set()
     return tools.map((tool) => {
       let wrapped = boundTools.has(tool) ? tool : bound.get(tool)
       if (!wrapped) {
         wrapped = wrapTool(session, tool, run)
         bound.set(tool, wrapped)
         boundTools.add(wrapped)
+        approvalOf.set(wrapped, wrapped !== tool && tool.needsApproval === true)
       }
       replayByName.set(tool.name, harness.replayOfTool(tool))
+      if (approvalOf.get(wrapped)) needsApproval.add(tool.name)
       return wrapped
     })
   }
+  const assistantRecord = (
+    toolCalls: ReadonlyArray<{ id: string; function: { name: string; arguments: string } }>,
+    content: unknown,
+  ): AssistantRecord => ({
+    type: 'harness.assistant',
+    turnId,
+    text: scanner.redactText(typeof content === 'string' ? content : ''),
+    // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+    // Ids stay as they are (the secret guard refuses one made of a secret); a made-up tool name is replaced whole.
+    toolCalls: toolCalls.map((c) => {
+      const call: LoggedToolCall = {
+        id: c.id,
+        name: scanner.redactWhole(c.function.name),
+        arguments: scanner.redactText(c.function.arguments),
+      }
+      const replay = replayByName.get(c.function.name)
+      if (replay) call.replay = replay
+      const modelId = ids.modelIdOf(c.id)
+      if (modelId !== undefined) call.modelId = modelId
+      return call
+    }),
+  })
   let text = ''
   const modelInputCache = new Map<string, unknown>()
   const recorder: ChatMiddleware = {
@@ -104,33 +134,29 @@ async function* runTurnSteps(
     async onInterruptBoundary(ctx) {
       if (ctx.phase !== 'beforeTools') return undefined
       const last = [...ctx.messages].reverse().find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) > 0)
-      if (!last?.toolCalls || last.toolCalls.every((c) => state.toolCalls.has(c.id))) return undefined
-      const record: AssistantRecord = {
-        type: 'harness.assistant',
-        turnId,
-        text: scanner.redactText(typeof last.content === 'string' ? last.content : ''),
-        // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
-        // Ids stay as they are (the secret guard refuses one made of a secret); a made-up tool name is replaced whole.
-        toolCalls: last.toolCalls.map((c) => {
-          const call: LoggedToolCall = {
-            id: c.id,
-            name: scanner.redactWhole(c.function.name),
-            arguments: scanner.redactText(c.function.arguments),
-          }
-          const replay = replayByName.get(c.function.name)
-          if (replay) call.replay = replay
-          const modelId = ids.modelIdOf(c.id)
-          if (modelId !== undefined) call.modelId = modelId
-          return call
-        }),
+      if (!last?.toolCalls) return undefined
+      const records: Array<AssistantRecord | ApprovalRequestedRecord> = []
+      const newBatch = !last.toolCalls.every((c) => state.toolCalls.has(c.id))
+      if (newBatch) records.push(assistantRecord(last.toolCalls, last.content))
+      // Every call of the batch that needs approval asks for it before any tool of the batch runs, as
+      // chat() does; the requests land with the assistant record, so a crash never leaves a call unasked.
+      const waiting = last.toolCalls.filter((c) => needsApproval.has(c.function.name) && !state.results.has(c.id))
+      for (const c of waiting) {
+        if (state.approvals.has(c.id)) continue
+        records.push({ type: 'harness.approval.requested', toolCallId: c.id, toolName: c.function.name, at: session.clock.now() })
       }
-      try {
-        await writer.append([record])
-      } catch (error) {
-        onFatal(error)
-        throw error
+      if (records.length > 0) {
+        try {
+          await writer.append(records)
+        } catch (error) {
+          onFatal(error)
+          throw error
+        }
+        if (newBatch) text = ''
       }
-      text = ''
+      const undecided = waiting.find((c) => !state.approvals.get(c.id)?.decision)
+      // The run stops before any tool of the batch runs; the turn parks until every approval is decided.
+      if (undecided) run.stop(own(session, new ParkSignal(undecided.id, 'approval', null, { toolCallId: undecided.id })))
       return undefined
     },
     // Calls that chat() settled without running the tool (arguments that fail the input
@@ -168,9 +194,11 @@ async function* runTurnSteps(
     debug: harness.options.debug ?? false,
   }) as AsyncIterable<StreamChunk>
   let failed = false
+  let runId: string | undefined
   const redactor = new StreamRedactor(scanner)
   try {
     for await (const chunk of stream) {
+      if (chunk.type === EventType.RUN_STARTED) runId ??= (chunk as { runId?: string }).runId
       // After a stop only custom events still pass: a tool's last events (a child's question) belong to the story.
       if (fatal && chunk.type !== EventType.CUSTOM) continue
       if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) text += (chunk as { delta?: string }).delta ?? ''
@@ -182,7 +210,7 @@ async function* runTurnSteps(
   }
   yield* redactor.flush()
   try {
-    yield* endRun(session, turnId, control, fatal, failed, text, redactor)
+    yield* endRun(session, turnId, control, fatal, failed, text, redactor, runId)
   } catch (error) {
     // A log deleted under this host: say so, rather than call it a conflict or a cut turn.
     if (await logWasDeleted(session).catch(() => false)) {
@@ -206,6 +234,7 @@ async function* endRun(
   failed: boolean,
   text: string,
   redactor: StreamRedactor,
+  runId: string | undefined,
 ): AsyncGenerator<StreamChunk> {
   const { scanner, writer } = session
   if (isParkSignal(fatal)) {
@@ -221,9 +250,15 @@ async function* endRun(
     }
     control.outcome = { kind: 'parked', parked }
     if (parked.reason === 'ask') yield redactor.redactEvent(customEvent(HARNESS_EVENTS.question, fatal.event))
+    const approvals = parked.reason === 'approval' ? approvalsOf(session) : []
+    // A child agent's approvals keep the child's session and call ids: approve them in the child.
+    const childApprovals = parked.reason === 'agent' ? ((fatal.event.approvals as unknown[] | undefined) ?? []) : []
+    for (const approval of [...approvals, ...childApprovals]) yield redactor.redactEvent(customEvent(HARNESS_EVENTS.approval, approval))
     yield redactor.redactEvent(
       customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
     )
+    // TanStack AI's own end of a run that waits for approval, so its client shows the approval prompt.
+    if (approvals.length > 0) yield redactor.redactEvent(approvalInterrupt(session, runId, approvals))
     return
   }
   const stop = fatal ?? control.stopped()
@@ -258,8 +293,9 @@ async function logWasDeleted(session: SessionRuntime): Promise<boolean> {
 async function park(session: SessionRuntime, signal: ParkSignal): Promise<ParkedRecord> {
   const batch = session.state.openTurn?.lastAssistant?.toolCalls ?? []
   const index = batch.findIndex((c) => c.id === signal.toolCallId)
-  const notStarted = batch
-    .slice(index + 1)
+  // A wait for approval stops the batch before any of its calls runs (the calls before one
+  // that asked on its own have their results): every other open call of it has not started.
+  const notStarted = (signal.reason === 'approval' ? batch.filter((c) => c.id !== signal.toolCallId) : batch.slice(index + 1))
     .map((c) => c.id)
     .filter((id) => !session.state.results.has(id))
   const record: ParkedRecord = {
@@ -271,6 +307,51 @@ async function park(session: SessionRuntime, signal: ParkSignal): Promise<Parked
   }
   await session.writer.append([record])
   return record
+}
+
+/** The value of a `harness.approval` event: one call that waits for approval. */
+interface ApprovalEvent {
+  sessionId: string
+  toolCallId: string
+  approvalId: string
+  toolName: string
+  input: JsonValue
+}
+
+/** The calls of the open turn that wait for approval, as the stream shows them. */
+function approvalsOf(session: SessionRuntime): ApprovalEvent[] {
+  return openApprovalsOf(session.state).map((request) => ({
+    sessionId: session.logId,
+    toolCallId: request.toolCallId,
+    approvalId: approvalId(request.toolCallId),
+    toolName: request.toolName,
+    input: callInput(session.state.toolCalls.get(request.toolCallId)?.arguments ?? ''),
+  }))
+}
+
+/**
+ * The `RUN_FINISHED` chunk with which chat() ends a run that waits for approval: an
+ * interrupt per call, with TanStack AI's ids (`approval_${toolCallId}`), reason, message and
+ * metadata (`kind: 'approval'`, `toolName`, `input`). A client answers it through the app,
+ * which calls `host.approve`.
+ */
+function approvalInterrupt(session: SessionRuntime, runId: string | undefined, approvals: readonly ApprovalEvent[]): StreamChunk {
+  return {
+    type: EventType.RUN_FINISHED,
+    runId: runId ?? session.state.openTurn?.turnId ?? session.logId,
+    threadId: session.logId,
+    timestamp: Date.now(),
+    outcome: {
+      type: 'interrupt',
+      interrupts: approvals.map((a) => ({
+        id: a.approvalId,
+        reason: 'tool_call',
+        message: `Approval required to run ${a.toolName}`,
+        toolCallId: a.toolCallId,
+        metadata: { kind: 'approval', toolName: a.toolName, input: a.input },
+      })),
+    },
+  } as unknown as StreamChunk
 }
 
 function customEvent(name: string, value: unknown): StreamChunk {

@@ -1,6 +1,6 @@
 import type { Clock } from '../contract/types.js'
 import type { ParkedRecord } from './records.js'
-import { parkedCall, type SessionState } from './session-fold.js'
+import { openApprovalsOf, parkedCall, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
 
 /**
@@ -8,8 +8,8 @@ import { durableNow, type GuardedStore } from './store-boundary.js'
  * it. The rules:
  *
  * - a turn that runs keeps its wakeup at the lease's expiry (see `SessionLease`);
- * - a sleeping turn is due at its wake time; a turn that waits for an answer has no
- *   wakeup (the answer schedules one), checked again after the cancel;
+ * - a sleeping turn is due at its wake time; a turn that waits for an answer or an
+ *   approval has no wakeup (the answer or decision schedules one), checked again after the cancel;
  * - a finished turn wakes its parent (an agent tool's session) before its own wakeup goes;
  * - the wakeup is cancelled only when the log, as read, says nothing is open: after a
  *   write whose outcome is unknown it stays, so a worker looks at the session.
@@ -34,6 +34,11 @@ export class WakeupPolicy {
       return true
     }
     if (parked.reason === 'ask' && !this.#answered(parked)) {
+      await this.#cancelUnlessAnswered()
+      return true
+    }
+    // The batch waits until every call in it that needs approval has its decision.
+    if (parked.reason === 'approval' && openApprovalsOf(this.state).length > 0) {
       await this.#cancelUnlessAnswered()
       return true
     }

@@ -35,11 +35,21 @@ const EVENT_STRUCTURE_KEYS = new Set([
 ])
 
 /** Fields of the harness's own custom events (`harness.question`, `harness.parked`) that hold structure. */
-const HARNESS_EVENT_VALUE_KEYS = new Set(['sessionId', 'questionId', 'toolCallId', 'name', 'reason', 'until'])
+const HARNESS_EVENT_VALUE_KEYS = new Set(['sessionId', 'questionId', 'toolCallId', 'name', 'reason', 'until', 'approvalId', 'toolName'])
 
 const HARNESS_EVENTS = new Set<string>(Object.values(HARNESS_EVENT_NAMES))
 
 const METADATA: KeepStructure = { nested: { tanstack: { keys: EVENT_STRUCTURE_KEYS } } }
+
+/** An interrupt outcome of `RUN_FINISHED`: its ids, reasons and kinds are structure; a call's `input` is content. */
+const INTERRUPT_OUTCOME: KeepStructure = {
+  keys: new Set(['type']),
+  nested: {
+    interrupts: {
+      items: { keys: new Set(['id', 'reason', 'toolCallId']), nested: { metadata: { keys: new Set(['kind', 'toolName']) } } },
+    },
+  },
+}
 
 /** The structure of one stream event. */
 export function eventStructure(event: { type?: unknown; name?: unknown }): KeepStructure {
@@ -47,6 +57,7 @@ export function eventStructure(event: { type?: unknown; name?: unknown }): KeepS
   if (event.type === EventType.CUSTOM && typeof event.name === 'string' && HARNESS_EVENTS.has(event.name)) {
     nested.value = { keys: HARNESS_EVENT_VALUE_KEYS }
   }
+  if (event.type === EventType.RUN_FINISHED) nested.outcome = INTERRUPT_OUTCOME
   return { keys: EVENT_STRUCTURE_KEYS, nested }
 }
 
@@ -86,6 +97,9 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'harness.secret.used',
   'harness.answer.rejected',
   'harness.step.failed',
+  'harness.approval.requested',
+  'harness.approval.decided',
+  'approved',
   'type',
   'harness',
   'parent',
@@ -161,6 +175,11 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'sleep',
   'ask',
   'agent',
+  'approval',
+  'interrupt',
+  'interrupts',
+  'kind',
+  'tool_call',
   // JSON Schema keywords a question's schema holds.
   'properties',
   'required',
