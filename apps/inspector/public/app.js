@@ -145,7 +145,9 @@
       el('div', { className: 'actions' }, submit),
       result,
     )
-    const { $schema: _ignored, ...schema } = q.schema
+    const { $schema: _ignored, ...rest } = q.schema
+    // compact: no "root" title above the fields; the question's message is the title.
+    const schema = { ...rest, options: { ...(rest.options ?? {}), compact: true } }
     const editor = new JSONEditor(holder, {
       schema,
       theme: 'html',
