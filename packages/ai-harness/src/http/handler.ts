@@ -154,13 +154,14 @@ export function createHarnessHandler(options: HarnessHandlerOptions): (request: 
       if (request.method !== route.method) {
         return refuse('METHOD_NOT_ALLOWED', `${url.pathname} takes ${route.method}, not ${request.method}.`, { allow: route.method })
       }
-      if (route.sessionId !== undefined) checkSessionId(route.sessionId, host)
+      // authorize first: a refused caller learns nothing about its input, not even that an id is malformed.
       if ((await authorize(request, route.action, route.sessionId)) !== true) {
         return refuse(
           'FORBIDDEN',
           `This request may not ${route.action}${route.sessionId === undefined ? '' : ` on session ${JSON.stringify(route.sessionId)}`}.`,
         )
       }
+      if (route.sessionId !== undefined) checkSessionId(route.sessionId, host)
       const body = route.method === 'POST' ? await readBody(request, maxBodyBytes) : undefined
       switch (route.action) {
         case 'sessions.list':

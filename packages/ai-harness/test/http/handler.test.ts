@@ -140,6 +140,8 @@ describe('createHarnessHandler', () => {
     // authorize comes before the body is read: a refused caller learns nothing about its input.
     const garbage = await w.call(`${session('order 7/a')}/answer`, { method: 'POST', body: '{not json' })
     expect([garbage.status, (await body(garbage)).code]).toEqual([403, 'FORBIDDEN'])
+    const badId = await w.call(`/sessions/${'x'.repeat(3000)}`)
+    expect([badId.status, (await body(badId)).code]).toEqual([403, 'FORBIDDEN'])
     expect(dumpMemoryData(w.store.data)).toBe(before)
   })
 
