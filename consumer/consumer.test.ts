@@ -232,7 +232,8 @@ describe('the packed libraries, installed with npm in a project outside the work
     expect(conformance.some((t) => t.status === 'passed' && t.fullName.includes('log.append.stale'))).toBe(true)
     const skipped = conformance.filter((t) => t.status !== 'passed')
     expect(skipped.length).toBeGreaterThan(0)
-    for (const t of skipped) expect(t.fullName, 'every skip names its reason').toMatch(/skipped: (a Map in one process|no workers|nobody lists the sessions)/)
+    for (const t of skipped)
+      expect(t.fullName, 'every skip names its reason').toMatch(/skipped: (a Map in one process|no workers|nobody lists the sessions)/)
     expect(tests.filter((t) => t.fullName.includes('the installed @tanstack/ai-harness')).map((t) => t.status)).toEqual([
       'passed',
       'passed',
