@@ -53,6 +53,9 @@ const confirmingCheckout = () =>
     ],
   })
 
+/** Waits for the page as a person would, with room for a busy CI machine (vitest's default is 1 s). */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 })
+
 describe.skipIf(!hasChromium)('the inspector in a browser', () => {
   let browser: Browser | undefined
   let inspector: Inspector | undefined
@@ -84,23 +87,23 @@ describe.skipIf(!hasChromium)('the inspector in a browser', () => {
 
     // The parked session is listed as waiting for a person; the other one only among all.
     const waiting = page.locator('#waiting li')
-    await expect.poll(() => waiting.allTextContents()).toEqual(['order-42waiting'])
-    await expect.poll(() => page.locator('#sessions li').allTextContents()).toEqual(['order-41', 'order-42'])
+    await poll(() => waiting.allTextContents()).toEqual(['order-42waiting'])
+    await poll(() => page.locator('#sessions li').allTextContents()).toEqual(['order-41', 'order-42'])
     await waiting.first().click()
-    await expect.poll(() => page.locator('#status').textContent()).toBe('waiting')
+    await poll(() => page.locator('#status').textContent()).toBe('waiting')
     const timeline = page.locator('#timeline tr')
-    await expect.poll(() => timeline.locator('td.kind').allTextContents()).toContain('ask')
+    await poll(() => timeline.locator('td.kind').allTextContents()).toContain('ask')
     expect(await page.locator('#timeline').textContent()).toContain('total:42 = {"amount":42,"currency":"EUR"}')
     expect(await page.locator('#timeline').textContent()).toContain('host shop-1, lease fence')
 
     // The form comes from the question's JSON Schema: an amount field, checked by the server.
     const form = page.locator('form.question')
-    await expect.poll(() => form.textContent()).toContain('Charge 42 EUR for order 42?')
+    await poll(() => form.textContent()).toContain('Charge 42 EUR for order 42?')
     const amount = form.locator('input[name="root[amount]"]')
     await amount.fill('0')
     await amount.press('Tab')
     await form.locator('button[type=submit]').click()
-    await expect.poll(() => form.locator('.result').textContent()).toContain('ANSWER_INVALID')
+    await poll(() => form.locator('.result').textContent()).toContain('ANSWER_INVALID')
     mkdirSync(ARTIFACTS, { recursive: true })
     await page.screenshot({ path: join(ARTIFACTS, 'inspector-waiting.png'), fullPage: true })
     expect(await store.read('order-42').then((entries) => entries.filter((e) => e.record.type === 'harness.answer'))).toEqual([])
@@ -110,9 +113,9 @@ describe.skipIf(!hasChromium)('the inspector in a browser', () => {
     await form.locator('button[type=submit]').click()
 
     // Live: the answer, the charge, the result and the end of the turn arrive without a reload.
-    await expect.poll(() => timeline.locator('td.kind').allTextContents(), { timeout: 20_000 }).toContain('turn.finished')
-    await expect.poll(() => page.locator('#status').textContent()).toBe('idle')
-    await expect.poll(() => waiting.allTextContents()).toEqual(['Nobody waits.'])
+    await poll(() => timeline.locator('td.kind').allTextContents()).toContain('turn.finished')
+    await poll(() => page.locator('#status').textContent()).toBe('idle')
+    await poll(() => waiting.allTextContents()).toEqual(['Nobody waits.'])
     const text = await page.locator('#timeline').textContent()
     expect(text).toContain('confirm-amount = {"amount":42')
     expect(text).toContain('turn.resumedthe open turn is taken over')
