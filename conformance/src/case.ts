@@ -165,6 +165,7 @@ const GUARDED: Record<string, readonly string[]> = {
   '': ['append', 'read', 'delete', 'now'],
   leases: ['acquire', 'renew', 'release'],
   wakeups: ['schedule', 'cancel', 'due', 'claim'],
+  sessions: ['list', 'waiting'],
 }
 
 /**
@@ -206,6 +207,7 @@ export function guardStore(store: HarnessStore, broken: Error[]): HarnessStore {
     limits: store.limits,
     leases: store.leases && wrap(store.leases, 'leases'),
     wakeups: store.wakeups && wrap(store.wakeups, 'wakeups'),
+    sessions: store.sessions && wrap(store.sessions, 'sessions'),
     close: async () => {
       await store.close?.()
     },

@@ -7,8 +7,9 @@ import type { Clock, HarnessStore, StoreLimits } from '@tanstack/ai-harness/stor
  * - `dump`: no `dump` option, so the no-trace checks cannot run.
  * - `races`: instances of the store cannot run at once (one connection for everything).
  * - `fencing`: `append` ignores its `lease` option (see `AppendOptions` in the core).
+ * - `sessions`: the store has no `sessions` (no listing of sessions; see `SessionListStore`).
  */
-export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing'] as const
+export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing', 'sessions'] as const
 export type SkipKey = (typeof SKIP_KEYS)[number]
 
 export interface StoreContext {

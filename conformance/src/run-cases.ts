@@ -10,6 +10,7 @@ import { logFidelityCases } from './cases/log-fidelity-cases.js'
 import { logIdCases } from './cases/log-id-cases.js'
 import { logPagingCases } from './cases/log-paging-cases.js'
 import { namespaceCases } from './cases/namespace-cases.js'
+import { sessionCases } from './cases/session-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { approvalCases } from './durable/approval-cases.js'
@@ -22,7 +23,7 @@ import { retryCases } from './durable/retry-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 import { RacerPool, resolveProcesses } from './processes/racer-pool.js'
 
-/** The cases of the store contract itself: log, leases, wakeups, fenced appends, namespaces. */
+/** The cases of the store contract itself: log, leases, wakeups, session listings, fenced appends, namespaces. */
 export const storeCases: readonly ConformanceCase[] = [
   ...logCases,
   ...logPagingCases,
@@ -34,6 +35,7 @@ export const storeCases: readonly ConformanceCase[] = [
   ...leaseCases,
   ...wakeupCases,
   ...namespaceCases,
+  ...sessionCases,
 ]
 
 /** The durable semantics of the seed page, proved on top of the store. */
@@ -110,7 +112,7 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
         ? options.dump !== undefined
         : need === 'races' || need === 'fencing'
           ? true
-          : probe[need as 'leases' | 'wakeups'] !== undefined
+          : probe[need as 'leases' | 'wakeups' | 'sessions'] !== undefined
     if (!has) {
       return {
         fail: `The store has no ${need}. Implement it, or declare skip: { ${need}: 'the reason' } so the gap is reported as skipped.`,

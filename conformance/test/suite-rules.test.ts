@@ -93,6 +93,19 @@ describe('declare or fail', () => {
     expect(passed).toContain('durable.cut-batch.rules')
   })
 
+  it('a store without session listings fails exactly the sessions cases, unless it declares skip.sessions; then they are skipped', async () => {
+    const without = (store: HarnessStore) => ({ ...store, sessions: undefined })
+    const undeclared = await runConformanceCases(optionsFor('no listings', without), { only: idsRequiring('sessions') })
+    expect(failedIds(undeclared)).toEqual(idsRequiring('sessions'))
+    expect(messageOf(undeclared[0])).toContain("declare skip: { sessions: 'the reason' }")
+    const declared = await runConformanceCases(optionsFor('no listings', without, { skip: { sessions: 'no index of sessions' } }), {
+      only: [...idsRequiring('sessions'), 'wait.ask.answer-resumes'],
+    })
+    expect(declared.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(idsRequiring('sessions'))
+    expect(declared.find((r) => r.status === 'skipped')?.reason).toBe('no index of sessions')
+    expect(declared.find((r) => r.id === 'wait.ask.answer-resumes')?.status).toBe('passed')
+  })
+
   it('a store that does not fence fails the fence cases, unless it declares skip.fencing; then they are skipped', async () => {
     const ignoresFence = brokenStores['ignores the fence']!
     const undeclared = await runConformanceCases(optionsFor('no fencing', ignoresFence.make), { only: idsRequiring('fencing') })

@@ -63,6 +63,18 @@ export function addRunOptions(command: Command): Command {
       ),
     )
     .addOption(
+      new Option(
+        '--ask',
+        'the checkout asks the customer to confirm the amount (step.ask) before it charges: the program prints the inspector URL and waits for the answer',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--answer <answer>',
+        'with --ask: answer the question without waiting ("yes" confirms the quoted amount, or the answer as JSON, e.g. {"amount":42})',
+      ),
+    )
+    .addOption(
       new Option('--lease-ms <ms>', 'how long a process holds the session lease before another host may take it (process 2 waits for it)')
         .default(5_000)
         .argParser(positiveInt),

@@ -169,6 +169,31 @@ export const waitCases = [
     },
   }),
   defineCase({
+    id: 'wait.ask.listed-as-waiting',
+    title:
+      'a session parked on step.ask is listed by sessions.waiting (and a sleeping one is not); the answer takes it off the list, and the finished session stays listed by sessions.list',
+    requires: [...waits, 'sessions'],
+    async run(context) {
+      const seen: unknown[] = []
+      const proc = await startProcess(context, approvalHarness(seen), 'host')
+      const asking = await proc.host.open({ sessionId: 'refund' })
+      const chunks = await drain(asking.send('refund please'))
+      const [question] = customEvents(chunks, HARNESS_EVENTS.question) as Array<{ questionId: string }>
+      const sleeper = await startProcess(context, sleeperHarness([]), 'sleeper')
+      await drain((await sleeper.host.open({ sessionId: 'nap' })).send('sleep'))
+      const sessions = context.store.sessions!
+      assert.deepEqual(await sessions.waiting(), ['refund'], 'the session that asks waits for a person; the sleeping one does not')
+      assert.deepEqual(await sessions.list(), ['nap', 'refund'])
+      await proc.host.answer({ sessionId: 'refund', questionId: question!.questionId, answer: { approve: true } })
+      assert.deepEqual(await sessions.waiting(), [], 'the answered session waits for nobody')
+      const w = await worker(context, approvalHarness(seen), 'worker')
+      assert.deepEqual((await w.poll()).resumed, ['refund'])
+      assert.deepEqual(await sessions.waiting(), [])
+      assert.deepEqual(await sessions.list(), ['nap', 'refund'])
+      await w.stop()
+    },
+  }),
+  defineCase({
     id: 'wait.ask.answer-while-parking',
     title: 'an answer that lands while the session is still parking makes it due: no answer is ever lost',
     requires: waits,

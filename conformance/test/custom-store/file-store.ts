@@ -10,7 +10,9 @@ import { join } from 'node:path'
 import {
   type AppendOptions,
   assertLogId,
+  checkListSessionsOptions,
   type Clock,
+  compareCodePoints,
   DEFAULT_MAX_LOG_ID_BYTES,
   HarnessError,
   type HarnessStore,
@@ -25,6 +27,7 @@ import {
   type ReadOptions,
   type StoreLimits,
   systemClock,
+  WAITING_FOR_PERSON,
   type Wakeup,
 } from '@tanstack/ai-harness/store'
 
@@ -41,6 +44,8 @@ interface Meta {
   wakeups: Map<string, number>
   /** The last fence handed out: fences grow across sessions and deletes. */
   fence: number
+  /** Ids of the logs with records (log files are named by a hash): the session listing. */
+  sessions: Set<string>
 }
 
 /** A log's committed size: readers read only this much of its file. */
@@ -98,15 +103,27 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
   const headOf = (logId: string): Head => JSON.parse(readText(`${logFile(logId)}.head`) ?? '{"lines":0,"bytes":0}') as Head
 
   function loadMeta(): Meta {
-    const raw = JSON.parse(readText(metaFile) ?? '{"leases":[],"wakeups":[],"fence":0}') as {
+    const raw = JSON.parse(readText(metaFile) ?? '{"leases":[],"wakeups":[],"fence":0,"sessions":[]}') as {
       leases: [string, LeaseRow][]
       wakeups: [string, number][]
       fence: number
+      sessions: string[]
     }
-    return { leases: new Map(raw.leases), wakeups: new Map(raw.wakeups), fence: raw.fence }
+    return { leases: new Map(raw.leases), wakeups: new Map(raw.wakeups), fence: raw.fence, sessions: new Set(raw.sessions) }
   }
   const saveMeta = (meta: Meta) =>
-    writeAtomically(metaFile, JSON.stringify({ leases: [...meta.leases], wakeups: [...meta.wakeups], fence: meta.fence }))
+    writeAtomically(
+      metaFile,
+      JSON.stringify({ leases: [...meta.leases], wakeups: [...meta.wakeups], fence: meta.fence, sessions: [...meta.sessions] }),
+    )
+  /** A page of ids after `after`, in code point order, as the contract lists sessions. */
+  const pageOf = (ids: Iterable<string>, options: Parameters<NonNullable<HarnessStore['sessions']>['list']>[0]) => {
+    const { after, limit } = checkListSessionsOptions(options)
+    return [...ids]
+      .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
+      .sort(compareCodePoints)
+      .slice(0, limit)
+  }
 
   /** One transaction: lock, read, change, write, unlock, all synchronous. Throwing writes nothing. */
   function locked<T>(fn: () => T): T {
@@ -173,6 +190,12 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
         truncateSync(file, head.bytes)
         appendFileSync(file, text)
         const next = { lines: head.lines + batch.json.length, bytes: head.bytes + Buffer.byteLength(text) }
+        // Listed before the head commits the log: a crash between leaves an id with an empty log, never a log unlisted.
+        if (expectedSeq === 1) {
+          const meta = loadMeta()
+          meta.sessions.add(logId)
+          saveMeta(meta)
+        }
         writeAtomically(`${file}.head`, JSON.stringify(next))
         return { nextSeq: next.lines + 1 }
       })
@@ -202,8 +225,18 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
         const meta = loadMeta()
         meta.leases.delete(logId)
         meta.wakeups.delete(logId)
+        meta.sessions.delete(logId)
         saveMeta(meta)
       })
+    },
+    sessions: {
+      async list(listOptions) {
+        return pageOf(loadMeta().sessions, listOptions)
+      },
+      async waiting(listOptions) {
+        const ids = [...loadMeta().wakeups].filter(([, at]) => at === WAITING_FOR_PERSON).map(([logId]) => logId)
+        return pageOf(ids, listOptions)
+      },
     },
     leases: {
       async acquire(logId: string, owner: string, ttlMs: number): Promise<Lease> {

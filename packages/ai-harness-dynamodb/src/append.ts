@@ -76,6 +76,11 @@ function put(ctx: LogContext, pk: string, gen: number, first: number, count: num
     // JSON text, not DynamoDB maps and numbers: those would change 2^53, 5e-324 and "\u0000".
     [ATTR.records]: { S: records },
   }
+  // The first batch lists the log in the sessions index; delete erases it, and the listing with it.
+  if (first === 1) {
+    item[ATTR.listPartition] = { S: ctx.keys.sessionPartition }
+    item[ATTR.listId] = { S: ctx.keys.logIdOf(pk) }
+  }
   // A retry after a lost response meets its own item here and fails the condition,
   // so an ambiguous failure surfaces as a conflict, never as a second copy.
   return ctx.send((client, { abortSignal }) =>

@@ -8,6 +8,7 @@ import {
   type Clock,
   type HarnessStore,
   type LeaseStore,
+  type SessionListStore,
   type StoreLimits,
   systemClock,
   type WakeupStore,
@@ -20,6 +21,7 @@ import { dynamoLeases } from './leases.js'
 import { checkStoreOptions, storeLimits } from './options.js'
 import { readEntries } from './read.js'
 import { retryingSender } from './send.js'
+import { dynamoSessions } from './sessions.js'
 import { DEFAULT_TABLE_NAME } from './table.js'
 import type { DynamoRetryOptions } from './transient.js'
 import { dynamoWakeups } from './wakeups.js'
@@ -29,7 +31,7 @@ export { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES } from './limits.js'
 export { deleteNamespace, dumpNamespace, scanNamespace, type NamespaceOptions } from './namespace.js'
 export { isConditionFailed, isTransientDynamoError, type DynamoRetryOptions } from './transient.js'
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './send.js'
-export { ATTR, WAKEUP_INDEX } from './keys.js'
+export { ATTR, SESSION_INDEX, WAKEUP_INDEX } from './keys.js'
 
 export interface DynamoDbStoreOptions {
   /** The table, created with {@link createHarnessTable} or from {@link harnessTableDefinition}. Default `ai-harness`. */
@@ -64,10 +66,11 @@ export interface DynamoDbStoreOptions {
   requestTimeoutMs?: number
 }
 
-/** The DynamoDB store: log, leases and wakeups, all in one table. */
+/** The DynamoDB store: log, leases, wakeups and session listings, all in one table. */
 export type DynamoDbStore = HarnessStore & {
   readonly leases: LeaseStore
   readonly wakeups: WakeupStore
+  readonly sessions: SessionListStore
   readonly tableName: string
   readonly namespace: string
   /** The client the store sends through. */
@@ -110,6 +113,7 @@ export function dynamoDbStore(options: DynamoDbStoreOptions = {}): DynamoDbStore
     limits,
     leases,
     wakeups,
+    sessions: dynamoSessions({ tableName, keys, send }),
     // Appends are not fenced: DynamoDB cannot check the lease item in the same write
     // (no transactions here), so `options.lease` is ignored and the seq check guards the log.
     append: (logId, expectedSeq, records) => appendBatch(log, logId, expectedSeq, records),

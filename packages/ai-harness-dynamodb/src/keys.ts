@@ -13,6 +13,12 @@ import { HarnessError, utf8Length } from '@tanstack/ai-harness/store'
  * | lease     | `lease`                         | `o` owner, `f` fence, `x` expiry, `h` held |
  * | wakeup    | `wakeup`                        | `wk` index partition, `at` due time, `c`   |
  *
+ * Two global secondary indexes: `wakeups` (`wk`, `at`) lists wakeups by due time;
+ * `sessions` (`ls`, `lid`) lists sessions by id. The first batch of a log (seq 1) carries
+ * `ls` = the namespace's session partition and `lid` = the log id, so the index holds one
+ * entry per log (a tombstone or an erased batch has neither: a deleted log drops out); a
+ * wakeup at `WAITING_FOR_PERSON` carries `ls` = the namespace's waiting partition.
+ *
  * A log lives in a generation (`gen`); `delete` ends it by putting a tombstone on every
  * batch slot of it (see `delete.ts`), and the next log of the same id starts in the
  * next generation at seq 1.
@@ -36,10 +42,14 @@ export const ATTR = {
   wakeupPartition: 'wk',
   wakeupAt: 'at',
   claimToken: 'c',
+  listPartition: 'ls',
+  listId: 'lid',
 } as const
 
 /** The global secondary index that lists wakeups by due time. */
 export const WAKEUP_INDEX = 'wakeups'
+/** The global secondary index that lists sessions, and sessions waiting for a person, by id. */
+export const SESSION_INDEX = 'sessions'
 
 export const LEASE_SK = 'lease'
 export const WAKEUP_SK = 'wakeup'
@@ -87,6 +97,10 @@ export interface KeyLayout {
   readonly prefix: string
   /** The partition of the namespace's wakeup index. */
   readonly wakeupPartition: string
+  /** The partition of the namespace's sessions in the `sessions` index. */
+  readonly sessionPartition: string
+  /** The partition of the namespace's sessions waiting for a person in the `sessions` index. */
+  readonly waitingPartition: string
   /** The longest log id, in UTF-8 bytes, whose partition key fits DynamoDB's 2048 bytes. */
   readonly maxLogIdBytes: number
   /** The partition key of a session; throws INVALID_ARGUMENT for ids too long for DynamoDB. */
@@ -101,6 +115,8 @@ export function keyLayout(namespace: string): KeyLayout {
   return {
     prefix,
     wakeupPartition: `w|${prefix}`,
+    sessionPartition: `s|${prefix}`,
+    waitingPartition: `q|${prefix}`,
     maxLogIdBytes: room,
     pk(logId) {
       if (utf8Length(logId) > room) {

@@ -22,5 +22,8 @@ export function itemOverheadBytes(limits: StoreLimits): number {
   const sortKey = 18
   const count = 21
   const separators = (limits.maxBatchRecords ?? limits.maxBatchBytes) + 1
-  return names + MAX_PARTITION_KEY_BYTES + sortKey + count + separators
+  // A log's first batch also carries its keys in the sessions index: `ls` (`s|` + the
+  // namespace prefix) and `lid` (the log id), together at most the partition key and 2.
+  const sessionKeys = 2 + 3 + 2 + MAX_PARTITION_KEY_BYTES
+  return names + MAX_PARTITION_KEY_BYTES + sortKey + count + separators + sessionKeys
 }

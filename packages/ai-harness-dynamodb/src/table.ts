@@ -7,7 +7,7 @@ import {
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb'
 import { HarnessError, isHarnessError } from '@tanstack/ai-harness/store'
-import { ATTR, WAKEUP_INDEX } from './keys.js'
+import { ATTR, SESSION_INDEX, WAKEUP_INDEX } from './keys.js'
 import { assertKnownKeys, checkTableName } from './options.js'
 
 /** The default table name of the store. */
@@ -15,9 +15,11 @@ export const DEFAULT_TABLE_NAME = 'ai-harness'
 
 /**
  * The table the store needs, as a `CreateTable` request: on-demand billing, key
- * `pk` (S) + `sk` (S), and one global secondary index `wakeups` keyed by
- * `wk` (S) + `at` (N), keys only. Use it as is, or copy it into your
- * infrastructure code (CloudFormation, CDK, Terraform).
+ * `pk` (S) + `sk` (S), and two global secondary indexes, keys only: `wakeups` keyed by
+ * `wk` (S) + `at` (N), and `sessions` keyed by `ls` (S) + `lid` (S) (the session
+ * listings; a table made before it has the first index only: add this one with
+ * `UpdateTable`). Use it as is, or copy it into your infrastructure code
+ * (CloudFormation, CDK, Terraform).
  */
 export function harnessTableDefinition(tableName: string = DEFAULT_TABLE_NAME): CreateTableCommandInput {
   checkTableName('harnessTableDefinition', tableName)
@@ -29,6 +31,8 @@ export function harnessTableDefinition(tableName: string = DEFAULT_TABLE_NAME): 
       { AttributeName: ATTR.sk, AttributeType: 'S' },
       { AttributeName: ATTR.wakeupPartition, AttributeType: 'S' },
       { AttributeName: ATTR.wakeupAt, AttributeType: 'N' },
+      { AttributeName: ATTR.listPartition, AttributeType: 'S' },
+      { AttributeName: ATTR.listId, AttributeType: 'S' },
     ],
     KeySchema: [
       { AttributeName: ATTR.pk, KeyType: 'HASH' },
@@ -42,6 +46,15 @@ export function harnessTableDefinition(tableName: string = DEFAULT_TABLE_NAME): 
           { AttributeName: ATTR.wakeupAt, KeyType: 'RANGE' },
         ],
         // The base keys come along; the session id is the tail of `pk`.
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+      {
+        IndexName: SESSION_INDEX,
+        KeySchema: [
+          { AttributeName: ATTR.listPartition, KeyType: 'HASH' },
+          { AttributeName: ATTR.listId, KeyType: 'RANGE' },
+        ],
+        // Only the first batch of each log and each waiting wakeup carry its keys (a sparse index).
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ],

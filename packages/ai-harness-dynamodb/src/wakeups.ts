@@ -6,6 +6,7 @@ import {
   HarnessError,
   MAX_TIME_MS,
   type StoreLimits,
+  WAITING_FOR_PERSON,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
@@ -83,7 +84,13 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
         client.send(
           new PutItemCommand({
             TableName: ctx.tableName,
-            Item: { ...key(pk), [ATTR.wakeupPartition]: { S: ctx.keys.wakeupPartition }, [ATTR.wakeupAt]: { N: String(at) } },
+            Item: {
+              ...key(pk),
+              [ATTR.wakeupPartition]: { S: ctx.keys.wakeupPartition },
+              [ATTR.wakeupAt]: { N: String(at) },
+              // A session waiting for a person is also listed in the sessions index.
+              ...(at === WAITING_FOR_PERSON ? { [ATTR.listPartition]: { S: ctx.keys.waitingPartition }, [ATTR.listId]: { S: logId } } : {}),
+            },
           }),
           { abortSignal },
         ),

@@ -3,7 +3,9 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  checkListSessionsOptions,
   type Clock,
+  compareCodePoints,
   HarnessError,
   type HarnessStore,
   LeaseHeldError,
@@ -14,8 +16,10 @@ import {
   type LogRecord,
   prepareBatch,
   type ReadOptions,
+  type SessionListStore,
   type StoreLimits,
   systemClock,
+  WAITING_FOR_PERSON,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
@@ -36,6 +40,7 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
 export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   readonly leases: LeaseStore
   readonly wakeups: WakeupStore
+  readonly sessions: SessionListStore
   readonly data: MemoryData
   now(): Promise<number>
 } {
@@ -120,11 +125,35 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     },
   }
 
+  // The memory store has no index: it sorts what it holds, which is fine in one process.
+  const page = (ids: Iterable<string>, after: string | undefined, limit: number) =>
+    [...ids]
+      .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
+      .sort(compareCodePoints)
+      .slice(0, limit)
+  const sessions: SessionListStore = {
+    async list(options) {
+      const { after, limit } = checkListSessionsOptions(options)
+      await tick()
+      // A log with no records is no session (delete removes the entry; a data set shared
+      // with other code may hold an empty one).
+      const ids = [...data.logs].filter(([, log]) => log.length > 0).map(([logId]) => logId)
+      return page(ids, after, limit)
+    },
+    async waiting(options) {
+      const { after, limit } = checkListSessionsOptions(options)
+      await tick()
+      const ids = [...data.wakeups].filter(([, at]) => at === WAITING_FOR_PERSON).map(([logId]) => logId)
+      return page(ids, after, limit)
+    },
+  }
+
   return {
     limits,
     data,
     leases,
     wakeups,
+    sessions,
     async append(logId: string, expectedSeq: number, records: readonly LogRecord[], appendOptions?: AppendOptions): Promise<AppendResult> {
       assertLogId(logId, limits)
       assertExpectedSeq(expectedSeq)
@@ -182,22 +211,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 function dueNow(data: MemoryData, now: number, limit: number): Wakeup[] {
   const due: Wakeup[] = []
   for (const [logId, at] of data.wakeups) if (at <= now) due.push({ logId, at })
-  due.sort((a, b) => a.at - b.at || byCodePoint(a.logId, b.logId))
+  due.sort((a, b) => a.at - b.at || compareCodePoints(a.logId, b.logId))
   return due.slice(0, limit)
-}
-
-/**
- * Ids in code point order, which is UTF-8 byte order: the order of PostgreSQL's
- * `COLLATE "C"`. JavaScript's `<` compares UTF-16 units, which puts U+E000–U+FFFF after
- * every astral character; so ties at one time come out in the same order on both stores.
- */
-function byCodePoint(a: string, b: string): number {
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
-    const x = a.codePointAt(i)!
-    const y = b.codePointAt(j)!
-    if (x !== y) return x - y
-    i += x > 0xffff ? 2 : 1
-    j += y > 0xffff ? 2 : 1
-  }
-  return a.length - b.length
 }

@@ -3,7 +3,14 @@
  * (node-postgres) or embedded PGlite, with the same SQL.
  * @packageDocumentation
  */
-import { type HarnessStore, HarnessError, type LeaseStore, type StoreLimits, type WakeupStore } from '@tanstack/ai-harness/store'
+import {
+  type HarnessStore,
+  HarnessError,
+  type LeaseStore,
+  type SessionListStore,
+  type StoreLimits,
+  type WakeupStore,
+} from '@tanstack/ai-harness/store'
 import { createContext } from './context.js'
 import { createDriver } from './driver.js'
 import { leaseStore } from './leases.js'
@@ -12,7 +19,7 @@ import { runMigrations } from './migrations.js'
 import { checkOptions, POSTGRES_DEFAULT_LIMITS, POSTGRES_DEFAULT_TIMEOUT_MS, type PostgresStoreOptions } from './options.js'
 import { statements, tableNames } from './sql.js'
 import { isTransientPostgresError } from './transient.js'
-import { wakeupStore } from './wakeups.js'
+import { sessionListStore, wakeupStore } from './wakeups.js'
 
 export type { PostgresClient, PgPoolLike, PgPoolClientLike, PgClientLike, PGliteLike } from './driver-types.js'
 export { isTransientPostgresError } from './transient.js'
@@ -28,6 +35,7 @@ export {
 export interface PostgresStore extends HarnessStore {
   readonly leases: LeaseStore
   readonly wakeups: WakeupStore
+  readonly sessions: SessionListStore
   /** The database server's time in ms since the epoch (the injected clock's, when one was given). */
   now(): Promise<number>
   /** Creates or updates the tables. Idempotent and safe from many processes at once; returns the versions it applied. */
@@ -70,6 +78,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     limits,
     leases: leaseStore(ctx),
     wakeups: wakeupStore(ctx),
+    sessions: sessionListStore(ctx),
     append: log.append,
     read: log.read,
     delete: log.delete,

@@ -1,4 +1,4 @@
-import { HarnessError, MAX_TIME_MS } from '@tanstack/ai-harness/store'
+import { HarnessError, MAX_TIME_MS, WAITING_FOR_PERSON } from '@tanstack/ai-harness/store'
 
 /**
  * Every statement the store runs, in one place, top to bottom. Table names are the
@@ -230,6 +230,30 @@ WITH due AS (
   RETURNING w.log_id, due.at
 )
 SELECT log_id, at FROM claimed ORDER BY at, log_id`,
+
+    // ---- session listings -----------------------------------------------------
+
+    /**
+     * $1 after ('' from the start: ids are never empty), $2 limit. The distinct log ids
+     * after $1, by a walk of the entries' primary key: each step is one index probe for
+     * the next id (a loose index scan), so a page costs `limit` probes however long the
+     * logs are. The walk stops when the outer LIMIT has its rows.
+     */
+    listSessions: `
+WITH RECURSIVE ids(log_id) AS (
+  (SELECT log_id FROM ${t.entries} WHERE log_id > $1::text ORDER BY log_id LIMIT 1)
+  UNION ALL
+  SELECT (SELECT e.log_id FROM ${t.entries} AS e WHERE e.log_id > ids.log_id ORDER BY e.log_id LIMIT 1)
+  FROM ids WHERE ids.log_id IS NOT NULL
+)
+SELECT log_id FROM ids WHERE log_id IS NOT NULL LIMIT $2::bigint`,
+
+    /** $1 after ('' from the start), $2 limit. Served by the wakeups' (at, log_id) index. */
+    waitingSessions: `
+SELECT log_id FROM ${t.wakeups}
+WHERE at = ${WAITING_FOR_PERSON} AND log_id > $1::text
+ORDER BY log_id
+LIMIT $2::bigint`,
 
     // ---- clock ----------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-/** Wakeups: schedule, cancel, due, claim; due and claim compare against the store's time. */
-import { assertLogId, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
+/** Wakeups: schedule, cancel, due, claim; due and claim compare against the store's time. And the session listings. */
+import { assertLogId, checkListSessionsOptions, type SessionListStore, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
 import { checkDuration, checkLimit, checkTime } from './arguments.js'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'
@@ -30,5 +30,19 @@ export function wakeupStore(ctx: StoreContext): WakeupStore {
       const rows = await ctx.run('wakeup claim', () => driver.query(sql.claimWakeups, [ctx.clockParam(), max, hold]))
       return rows.map(toWakeup)
     },
+  }
+}
+
+/** The session listings, each page from an index: the entries' primary key, the wakeups' (at, log_id). */
+export function sessionListStore(ctx: StoreContext): SessionListStore {
+  const { driver, sql } = ctx
+  const page = async (what: string, text: string, options: Parameters<SessionListStore['list']>[0]) => {
+    const { after, limit } = checkListSessionsOptions(options)
+    const rows = await ctx.run(what, () => driver.query(text, [after ?? '', limit]))
+    return rows.map((row) => String(row.log_id))
+  }
+  return {
+    list: (options) => page('session list', sql.listSessions, options),
+    waiting: (options) => page('session waiting', sql.waitingSessions, options),
   }
 }

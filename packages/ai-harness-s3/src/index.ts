@@ -9,6 +9,7 @@ import {
   type Clock,
   type HarnessStore,
   type LeaseStore,
+  type SessionListStore,
   type StoreLimits,
   systemClock,
   type WakeupStore,
@@ -18,6 +19,7 @@ import { leaseStore } from './leases.js'
 import { logStore } from './log.js'
 import { objectIO, type RetrySettings } from './objects.js'
 import { checkStoreOptions, storeLimits } from './options.js'
+import { s3Sessions } from './sessions.js'
 import { wakeupStore } from './wakeups.js'
 
 export interface S3StoreOptions {
@@ -68,10 +70,11 @@ export const S3_DEFAULT_LIMITS: StoreLimits = {
   maxBatchBytes: 1024 * 1024,
 }
 
-/** A store on S3: an append-only log, leases and wakeups per session. */
+/** A store on S3: an append-only log, leases and wakeups per session, and session listings. */
 export type S3Store = HarnessStore & {
   readonly leases: LeaseStore
   readonly wakeups: WakeupStore
+  readonly sessions: SessionListStore
   /** The key prefix this store writes under ('' or ending in `/`). */
   readonly prefix: string
   close(): Promise<void>
@@ -103,6 +106,7 @@ export function s3Store(options: S3StoreOptions): S3Store {
     limits,
     leases,
     wakeups,
+    sessions: s3Sessions(io, keys),
     prefix: keys.root,
     // Appends are not fenced: S3 cannot check the lease object in the same write, so
     // `options.lease` is ignored and the seq check guards the log.

@@ -1,4 +1,4 @@
-import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness/store'
+import { MAX_TIME_MS, utf8Length, WAITING_FOR_PERSON } from '@tanstack/ai-harness/store'
 
 /**
  * Every object key the store writes, in one place. Under the store's prefix `P`:
@@ -9,7 +9,12 @@ import { MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness/store'
  * P lease/<id>                     the session's lease (owner, fence, expiry)
  * P wakeup/<id>                    the session's wakeup: { at, tag } (the source of truth)
  * P due/<at:16>/<id>/<tag>         the same wakeup, listable by due time from the key alone
+ * P session/<hex id>               an empty marker: the session has a log (for the listing)
  * ```
+
+ * A session marker holds the id as the hex of its UTF-8 bytes, which S3's key order
+ * sorts as the ids' code point order (the order of every session listing); the other
+ * keys use the shorter, readable escape below.
  *
  * `<id>` is the log id escaped so that it never contains `/` and two ids never share an
  * encoding; so `log/<id>/` is never a prefix of another log's keys.
@@ -99,6 +104,15 @@ export function keyLayout(prefix: string) {
       return match ? { gen: Number(match[1]), batch: Number(match[2]) } : undefined
     },
     lease: (logId: string) => `${p}lease/${encodeId(logId)}`,
+    sessionPrefix: `${p}session/`,
+    session: (logId: string) => `${p}session/${Buffer.from(logId, 'utf8').toString('hex')}`,
+    /** The session id of a marker key, or undefined for a key this layout did not write. */
+    parseSession(key: string): string | undefined {
+      const hex = key.startsWith(`${p}session/`) ? key.slice(`${p}session/`.length) : ''
+      return /^(?:[0-9a-f]{2})+$/.test(hex) ? Buffer.from(hex, 'hex').toString('utf8') : undefined
+    },
+    /** Every due key of a session waiting for a person begins with it. */
+    waitingPrefix: `${duePrefix}${pad(WAITING_FOR_PERSON, TIME_DIGITS)}/`,
     wakeup: (logId: string) => `${p}wakeup/${encodeId(logId)}`,
     duePrefix,
     due: (at: number, logId: string, tag: string) => `${duePrefix}${pad(at, TIME_DIGITS)}/${encodeId(logId)}/${tag}`,

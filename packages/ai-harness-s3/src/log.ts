@@ -236,6 +236,10 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
     for (let attempt = 0; ; attempt++) {
       const batch = tail.batch + 1
       const key = keys.batch(logId, tail.gen, batch)
+      // A log's first batch lists the session: marker first (a crash between the two leaves
+      // an extra id, never a missing one), and after this try's look at the tail, so a
+      // delete that removed the marker before closing the log cannot remove this one.
+      if (expectedSeq === 1) await io.put(keys.session(logId), '')
       const written = await io.putIfAbsent(key, body)
       if (written) {
         const nextSeq = expectedSeq + prepared.json.length
@@ -418,6 +422,9 @@ export function logStore(io: ObjectIO, keys: KeyLayout, limits: StoreLimits, rea
    */
   async function deleteLog(logId: string): Promise<void> {
     forget(logId)
+    // The listing's marker goes first: a first append that lands after the close below
+    // looked at the tail after this, and puts its marker again.
+    await io.delete(keys.session(logId))
     let closed: number | undefined
     for (let round = 0; closed === undefined; round++) {
       if (round >= CLOSE_ROUNDS) {

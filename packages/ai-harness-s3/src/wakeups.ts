@@ -159,7 +159,7 @@ export function wakeupStore(
   }
 }
 
-function parseWakeup(stored: StoredText, key: string): WakeupState {
+export function parseWakeup(stored: StoredText, key: string): WakeupState {
   try {
     const state = JSON.parse(stored.body) as WakeupState
     if (typeof state.at === 'number' && typeof state.tag === 'string') return state

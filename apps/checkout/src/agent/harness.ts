@@ -1,6 +1,6 @@
 import { defineHarness, type Harness } from '@tanstack/ai-harness'
 import { createModel, type ModelChoice } from './model.js'
-import { type CheckoutServices, checkoutTools } from './tools.js'
+import { type CheckoutServices, type CheckoutToolOptions, checkoutTools } from './tools.js'
 
 /** The harness name stored in each session's first record. */
 export const HARNESS_NAME = 'checkout'
@@ -14,7 +14,7 @@ export const SYSTEM_PROMPT = [
 ].join(' ')
 
 /** The checkout agent: the model, the seed's two tools, and the system prompt. */
-export function checkoutHarness(model: ModelChoice, services: CheckoutServices): Harness {
-  const { checkout, notify } = checkoutTools(services)
+export function checkoutHarness(model: ModelChoice, services: CheckoutServices, options: CheckoutToolOptions = {}): Harness {
+  const { checkout, notify } = checkoutTools(services, options)
   return defineHarness({ name: HARNESS_NAME, adapter: createModel(model), tools: [checkout, notify], systemPrompts: [SYSTEM_PROMPT] })
 }

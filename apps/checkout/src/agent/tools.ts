@@ -16,7 +16,20 @@ export interface CheckoutServices {
  * ask ("Pass it to the system that does the side effect"), so a step that runs again
  * after a crash is refused by billing or the mailer instead of charging twice.
  */
-export function checkoutTools({ billing, mailer }: CheckoutServices) {
+/** The price of every order in this small shop, in EUR: what `--ask` asks the customer to confirm. */
+export const ORDER_AMOUNT_EUR = 42
+
+/** The question `--ask` puts before the charge: the customer types the amount to confirm it. */
+export const confirmAmountSchema = z.object({
+  amount: z.number().positive().describe('the amount to charge, in EUR, as quoted'),
+})
+
+export interface CheckoutToolOptions {
+  /** Before charging, ask the customer to confirm the amount (`step.ask`); a different amount charges nothing. */
+  ask?: boolean
+}
+
+export function checkoutTools({ billing, mailer }: CheckoutServices, options: CheckoutToolOptions = {}) {
   const checkout = durableTool(
     toolDefinition({
       name: 'checkout',
@@ -24,6 +37,19 @@ export function checkoutTools({ billing, mailer }: CheckoutServices) {
       inputSchema: z.object({ orderId: z.string() }),
     }),
     async ({ orderId }, { step }) => {
+      if (options.ask) {
+        const confirmed = await step.ask({
+          name: `confirm-amount:${orderId}`,
+          message: `Charge ${ORDER_AMOUNT_EUR.toFixed(2)} EUR for order ${orderId}? Type the amount to confirm it.`,
+          schema: confirmAmountSchema,
+        })
+        if (confirmed.amount !== ORDER_AMOUNT_EUR) {
+          return {
+            charged: false,
+            reason: `the customer confirmed ${confirmed.amount} EUR, not ${ORDER_AMOUNT_EUR} EUR: nothing was charged`,
+          }
+        }
+      }
       const payment = await step.do(`charge:${orderId}`, ({ idempotencyKey }) => billing.charge(orderId, { idempotencyKey }))
       await step.do(`invoice:${payment.id}`, ({ idempotencyKey }) => billing.sendInvoice(payment.id, { idempotencyKey }))
       return { chargeId: payment.id }

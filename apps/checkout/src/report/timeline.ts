@@ -46,6 +46,16 @@ function describe(r: Record<string, unknown>): string {
       const how = r.cut ? 'cut by the crash, settled as an error:' : r.ok ? 'ok' : 'error'
       return `${String(r.toolName)} ${how} ${clip(JSON.stringify(r.result), 100)}${call(r.toolCallId)}`
     }
+    case 'harness.step.failed':
+      return `${String(r.name)} attempt ${String(r.attempt)} failed${r.final ? ' (final)' : ''}: ${clip(String(r.error), 80)}${call(r.toolCallId)}`
+    case 'harness.sleep':
+      return `${String(r.name)} until ${typeof r.wakeAt === 'number' ? new Date(r.wakeAt).toISOString() : '?'}${call(r.toolCallId)}`
+    case 'harness.ask':
+      return `${String(r.name)}: ${clip(JSON.stringify(r.message), 90)}${call(r.toolCallId)}`
+    case 'harness.answer':
+      return `${String(r.name)} = ${clip(JSON.stringify(r.answer), 80)}${call(r.toolCallId)}`
+    case 'harness.parked':
+      return `waits for ${r.reason === 'ask' ? 'a person' : String(r.reason)}${typeof r.until === 'number' ? ` until ${new Date(r.until).toISOString()}` : ''}${call(r.toolCallId)}`
     case 'harness.turn.finished':
       return ''
     case 'harness.turn.cancelled':

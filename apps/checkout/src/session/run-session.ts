@@ -24,6 +24,8 @@ export interface SessionJob {
   model: ModelChoice
   crash: CrashPoint
   leaseMs: number
+  /** `--ask`: the checkout tool asks the customer to confirm the amount before it charges. */
+  ask?: boolean
 }
 
 /** What a process saw of its turn. */
@@ -36,6 +38,8 @@ export interface SessionOutcome {
   toolCalls: string[]
   /** The whole session log as this process left it, read back from the store. */
   entries: LogEntry[]
+  /** The turn parked: it waits for a person's answer (`--ask`). */
+  parked: boolean
 }
 
 /**
@@ -59,7 +63,7 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
         : undefined,
   })
   const mailer = new Mailer({ dataDir: job.dataDir, log: progress })
-  const harness = checkoutHarness(job.model, { billing, mailer })
+  const harness = checkoutHarness(job.model, { billing, mailer }, { ask: job.ask === true })
   const host = createHost({ store: watched.store, harnesses: harness, hostId: HOST_ID, leaseMs: job.leaseMs })
 
   // Placing the order again in an existing session would charge again (new tool call, new key): refuse.
@@ -90,7 +94,8 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
       stream = session.resume()
     }
     const seen = await follow(stream, progress, names)
-    return { neededRecovery, ...seen, entries: await session.entries() }
+    if (session.status === 'parked') progress(`the turn waits for a person: ${session.parked?.reason ?? 'a question'}`)
+    return { neededRecovery, ...seen, entries: await session.entries(), parked: session.status === 'parked' }
   } finally {
     await session.close()
   }

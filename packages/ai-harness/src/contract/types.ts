@@ -141,6 +141,47 @@ export interface WakeupStore {
 }
 
 /**
+ * The wakeup time of a session that waits for a person (a question, an approval): the
+ * end of the time range, so no worker ever finds it due. The runtime schedules it when a
+ * turn parks on a person, and the answer replaces it with a wakeup due at once; so
+ * "sessions waiting for a person" is visible to a store as "wakeup at `WAITING_FOR_PERSON`",
+ * and {@link SessionListStore.waiting} can list them from the store's wakeup index.
+ */
+export const WAITING_FOR_PERSON = MAX_TIME_MS
+
+/**
+ * Options of {@link SessionListStore.list} and {@link SessionListStore.waiting}.
+ *
+ * **The paging rule** is the log's: a page holds ids strictly after `after`, in order,
+ * at most `limit` of them; a store may return fewer, but **only an empty page means the end.**
+ */
+export interface ListSessionsOptions {
+  /** Return ids strictly after this one, in code point order. Default: from the first id. */
+  after?: string
+  /** At most this many ids. Default 100; a store may cut a page shorter. */
+  limit?: number
+}
+
+/**
+ * Which sessions a store holds, for the people who look after them (an inspector page,
+ * an admin route). Optional: without it the harness still runs, but nobody can list.
+ *
+ * Ids come in **code point order** (UTF-8 byte order, PostgreSQL's `COLLATE "C"`), each
+ * once, paged with `after` = the last id of the previous page. A store serves a page
+ * from an index (never a scan of every session), and may lag a moment behind writes
+ * where its index does (a DynamoDB global secondary index).
+ *
+ * - `list` lists sessions whose log holds at least one record. A deleted log is gone
+ *   from it; a new log of the same id is listed again.
+ * - `waiting` lists sessions whose wakeup is at {@link WAITING_FOR_PERSON}: those that
+ *   wait for a person's answer or approval. It changes nothing.
+ */
+export interface SessionListStore {
+  list(options?: ListSessionsOptions): Promise<string[]>
+  waiting(options?: ListSessionsOptions): Promise<string[]>
+}
+
+/**
  * The storage contract of the harness. A store gives an append-only log per session,
  * and optionally leases and wakeups (without them, one host drives each session and
  * there are no workers). The conformance suite (`@tanstack/ai-harness-conformance`)
@@ -176,6 +217,8 @@ export interface HarnessStore {
   delete(logId: string): Promise<void>
   readonly leases?: LeaseStore
   readonly wakeups?: WakeupStore
+  /** Lists sessions (all, and those waiting for a person); see {@link SessionListStore}. */
+  readonly sessions?: SessionListStore
   /**
    * The store's own clock, in ms since the epoch, where it has one (PostgreSQL's
    * `now()`). When present, the harness takes durable times from it (the wake time of a

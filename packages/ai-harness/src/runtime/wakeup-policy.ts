@@ -1,4 +1,4 @@
-import type { Clock } from '../contract/types.js'
+import { type Clock, WAITING_FOR_PERSON } from '../contract/types.js'
 import type { ParkedRecord } from './records.js'
 import { openApprovalsOf, parkedCall, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
@@ -8,8 +8,10 @@ import { durableNow, type GuardedStore } from './store-boundary.js'
  * it. The rules:
  *
  * - a turn that runs keeps its wakeup at the lease's expiry (see `SessionLease`);
- * - a sleeping turn is due at its wake time; a turn that waits for an answer or an
- *   approval has no wakeup (the answer or decision schedules one), checked again after the cancel;
+ * - a sleeping turn is due at its wake time; a turn that waits for a person (a question,
+ *   an approval) has its wakeup at `WAITING_FOR_PERSON`, never due, so stores can list
+ *   it (`sessions.waiting`); the answer or decision makes it due at once, checked again after the write;
+ * - a turn that waits for its child session has no wakeup (the child wakes it);
  * - a finished turn wakes its parent (an agent tool's session) before its own wakeup goes;
  * - the wakeup is cancelled only when the log, as read, says nothing is open: after a
  *   write whose outcome is unknown it stays, so a worker looks at the session.
@@ -34,21 +36,25 @@ export class WakeupPolicy {
       return true
     }
     if (parked.reason === 'ask' && !this.#answered(parked)) {
-      await this.#cancelUnlessAnswered()
+      await this.#waitUnlessAnswered(WAITING_FOR_PERSON)
       return true
     }
     // The batch waits until every call in it that needs approval has its decision.
     if (parked.reason === 'approval' && openApprovalsOf(this.state).length > 0) {
-      await this.#cancelUnlessAnswered()
+      await this.#waitUnlessAnswered(WAITING_FOR_PERSON)
       return true
     }
     return false
   }
 
-  /** After a turn parked: due at the wake time of a sleep, else not due until an answer arrives. */
+  /**
+   * After a turn parked: due at the wake time of a sleep; waiting for a person (marked by
+   * the never-due `WAITING_FOR_PERSON`) until an answer arrives; no wakeup while a child
+   * session runs. A park reason this policy does not know counts as waiting for a person.
+   */
   async parked(parked: ParkedRecord): Promise<void> {
     if (parked.reason === 'sleep' && parked.until !== null) await this.store.wakeups?.schedule(this.logId, parked.until)
-    else await this.#cancelUnlessAnswered()
+    else await this.#waitUnlessAnswered(parked.reason === 'agent' ? null : WAITING_FOR_PERSON)
   }
 
   /** After a turn finished: the parent first (if its wakeup fails, ours stays and a worker tries again), then ours. */
@@ -86,15 +92,17 @@ export class WakeupPolicy {
   }
 
   /**
-   * Cancels the wakeup of a session that waits for an answer. An answer may land between
-   * our read of the log and the cancel, and its wakeup would be lost with it: so after the
-   * cancel, look at the tail again and make the session due at once if anything arrived
-   * (or if the tail cannot be read: a worker that finds nothing new only cancels again).
+   * Cancels the wakeup of a session that waits for an answer (`at` null), or moves it to
+   * `at` (`WAITING_FOR_PERSON`). An answer may land between our read of the log and this
+   * write, and its wakeup would be lost with it: so after the write, look at the tail again
+   * and make the session due at once if anything arrived (or if the tail cannot be read: a
+   * worker that finds nothing new only parks it again).
    */
-  async #cancelUnlessAnswered(): Promise<void> {
+  async #waitUnlessAnswered(at: number | null): Promise<void> {
     const wakeups = this.store.wakeups
     if (!wakeups) return
-    await wakeups.cancel(this.logId)
+    if (at === null) await wakeups.cancel(this.logId)
+    else await wakeups.schedule(this.logId, at)
     let arrived: boolean
     try {
       arrived = (await this.store.read(this.logId, { after: this.state.nextSeq - 1, limit: 1 })).length > 0

@@ -16,14 +16,16 @@ export type {
   HarnessStore,
   Lease,
   LeaseStore,
+  ListSessionsOptions,
   LogEntry,
   LogRecord,
   ReadOptions,
+  SessionListStore,
   StoreLimits,
   Wakeup,
   WakeupStore,
 } from '../contract/types.js'
-export { DEFAULT_MAX_LOG_ID_BYTES, MAX_TIME_MS } from '../contract/types.js'
+export { DEFAULT_MAX_LOG_ID_BYTES, MAX_TIME_MS, WAITING_FOR_PERSON } from '../contract/types.js'
 export type { JsonObject, JsonPrimitive, JsonValue } from '../json/json-types.js'
 export {
   type HarnessErrorCode,
@@ -46,5 +48,11 @@ export {
 export { assertStoreLimits, MIN_STORE_LIMITS, maxLogIdBytesOf, storeLimitsProblems } from '../contract/store-limits.js'
 export { type RetryOptions, withRetry } from '../contract/retry.js'
 export { forEachPage, readAll } from '../contract/read-all.js'
+export {
+  checkListSessionsOptions,
+  compareCodePoints,
+  DEFAULT_SESSION_PAGE,
+  MAX_SESSION_PAGE,
+} from '../contract/list-sessions.js'
 export { createManualClock, type ManualClock, systemClock } from '../contract/clock.js'
 export { utf8Length } from '../json/check-json.js'

@@ -1,4 +1,4 @@
-import { HARNESS_EVENTS, LogConflictError } from '@tanstack/ai-harness'
+import { HARNESS_EVENTS, LogConflictError, WAITING_FOR_PERSON } from '@tanstack/ai-harness'
 import { appendOf } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { askHarness, chatHarness, faultWorld } from '../support/faults.js'
@@ -95,7 +95,7 @@ describe('an answer whose reply is lost', () => {
     const question = chunks.find((c) => (c as { name?: string }).name === HARNESS_EVENTS.question) as unknown as {
       value: { questionId: string }
     }
-    expect(world.traces('s').wakeup, 'a session waiting for an answer has no wakeup').toBeUndefined()
+    expect(world.traces('s').wakeup, 'a session waiting for an answer is never due').toBe(WAITING_FOR_PERSON)
     return { world, questionId: question.value.questionId }
   }
 
@@ -126,10 +126,10 @@ describe('an answer whose reply is lost', () => {
     store.inject({ match: appendOf('harness.answer'), fault: { kind: 'lose-reply' } })
     store.inject({ match: 'wakeups.schedule', fault: { kind: 'fail' } })
     expect(await codeOf(() => host.answer({ sessionId: 's', questionId, answer: { ok: true } }))).toBe('STORE_UNAVAILABLE')
-    expect(world.traces('s').wakeup).toBeUndefined()
+    expect(world.traces('s').wakeup, 'not woken yet: still waiting for a person').toBe(WAITING_FOR_PERSON)
 
     await host.answer({ sessionId: 's', questionId, answer: { ok: true } })
-    expect(world.traces('s').wakeup).toBeDefined()
+    expect(world.traces('s').wakeup, 'due now').toBeLessThan(WAITING_FOR_PERSON)
     expect(await codeOf(() => host.answer({ sessionId: 's', questionId, answer: { ok: false } }))).toBe('ALREADY_ANSWERED')
     expect(recordsOf(await world.read('s'), 'harness.answer')).toHaveLength(1)
   })
