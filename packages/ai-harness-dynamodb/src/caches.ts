@@ -1,5 +1,5 @@
 import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
-import type { Tail } from './batches.js'
+import type { Tail } from './keys.js'
 
 /** A Map that forgets its least recently set entry past `max`: the caches only save requests. */
 class Bounded<V> {
