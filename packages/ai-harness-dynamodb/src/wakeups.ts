@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
 import {
   assertLogId,
+  checkCount,
+  checkDuration,
+  checkTime,
   type Clock,
-  HarnessError,
-  MAX_TIME_MS,
+  compareWakeups,
   type StoreLimits,
+  timeAfter,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
@@ -19,16 +22,6 @@ export interface WakeupContext {
   readonly limits: StoreLimits
   readonly send: Send
   readonly clock: Clock
-}
-
-/** A time the store keeps: ms since the epoch in [0, MAX_TIME_MS], fractions kept as they are. */
-function assertTime(at: unknown, what: string): asserts at is number {
-  if (typeof at !== 'number' || !(at >= 0 && at <= MAX_TIME_MS)) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `${what} must be ms since the epoch between 0 and MAX_TIME_MS (${MAX_TIME_MS}), not ${String(at)}.`,
-    )
-  }
 }
 
 interface DueCandidate extends Wakeup {
@@ -68,7 +61,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
         return { pk, logId: ctx.keys.logIdOf(pk), at: numberAttr(item, ATTR.wakeupAt) }
       })
       // Equal times come back in no promised order; make ties stable by session id.
-      page.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
+      page.sort(compareWakeups)
       yield page
       startKey = out.LastEvaluatedKey
     } while (startKey)
@@ -77,7 +70,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
   return {
     async schedule(logId, at) {
       assertLogId(logId, ctx.limits)
-      assertTime(at, 'A wakeup time')
+      checkTime(at, 'A wakeup time')
       const pk = ctx.keys.pk(logId)
       await ctx.send((client, { abortSignal }) =>
         client.send(
@@ -99,8 +92,8 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
     },
 
     async due(wanted) {
-      const limit = Math.floor(wanted)
-      if (!(limit > 0)) return []
+      const limit = checkCount(wanted, "due's limit")
+      if (limit === 0) return []
       const due: Wakeup[] = []
       for await (const page of dueCandidates(ctx.clock.now(), limit)) {
         for (const { logId, at } of page) if (due.length < limit) due.push({ logId, at })
@@ -110,14 +103,12 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
     },
 
     async claim(wanted, holdMs) {
-      const limit = Math.floor(wanted)
-      if (!(limit > 0)) return []
-      if (typeof holdMs !== 'number' || !Number.isFinite(holdMs) || holdMs < 0) {
-        throw new HarnessError('INVALID_ARGUMENT', 'claim needs holdMs >= 0: how long a claimed wakeup stays hidden.')
-      }
+      const limit = checkCount(wanted, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
+      if (limit === 0) return []
       const now = ctx.clock.now()
       // A hold past the latest time a store keeps hides the wakeup until then.
-      const until = Math.min(MAX_TIME_MS, now + holdMs)
+      const until = timeAfter(now, hold)
       const claimed: Wakeup[] = []
       for await (const page of dueCandidates(now, limit)) {
         // Claim in the page's order, a few at a time, never more than still wanted.
@@ -131,7 +122,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
         }
         if (claimed.length >= limit) break
       }
-      return claimed.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
+      return claimed.sort(compareWakeups)
     },
   }
 

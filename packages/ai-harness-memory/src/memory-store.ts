@@ -3,7 +3,14 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  checkCount,
+  checkDuration,
+  checkLease,
+  checkLeaseTtl,
+  checkOwner,
+  checkTime,
   type Clock,
+  compareWakeups,
   HarnessError,
   type HarnessStore,
   LeaseHeldError,
@@ -16,10 +23,10 @@ import {
   type ReadOptions,
   type StoreLimits,
   systemClock,
+  timeAfter,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
-import { checkDuration, checkLease, checkLimit, checkOwner, checkTime, later } from './arguments.js'
 import { createMemoryData, type MemoryData } from './memory-data.js'
 import { checkOptions, MEMORY_DEFAULT_LIMITS, type MemoryStoreOptions } from './options.js'
 
@@ -58,26 +65,26 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
       checkOwner(owner)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
+      const ttl = checkLeaseTtl(ttlMs)
       await tick()
       const at = now()
       const current = data.leases.get(logId)
       if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
       // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: later(at, ttl) }
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },
     async renew(lease, ttlMs) {
       checkLease(lease, limits)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
+      const ttl = checkLeaseTtl(ttlMs)
       await tick()
       const at = now()
       const current = data.leases.get(lease.logId)
       if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
         throw new LeaseLostError(lease.logId)
       }
-      current.expiresAt = later(at, ttl)
+      current.expiresAt = timeAfter(at, ttl)
       return { ...lease, expiresAt: current.expiresAt }
     },
     async release(lease) {
@@ -105,17 +112,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       data.wakeups.delete(logId)
     },
     async due(limit) {
-      const max = checkLimit(limit, "due's limit")
+      const max = checkCount(limit, "due's limit")
       await tick()
       return dueNow(data, now(), max)
     },
     async claim(limit, holdMs) {
-      const max = checkLimit(limit, "claim's limit")
+      const max = checkCount(limit, "claim's limit")
       const hold = checkDuration(holdMs, 'holdMs')
       await tick()
       const at = now()
       const taken = dueNow(data, at, max)
-      for (const wakeup of taken) data.wakeups.set(wakeup.logId, later(at, hold))
+      for (const wakeup of taken) data.wakeups.set(wakeup.logId, timeAfter(at, hold))
       return taken
     },
   }
@@ -155,7 +162,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       if (typeof from !== 'number' || Number.isNaN(from)) {
         throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
       }
-      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkLimit(limit, "read's limit")
+      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
       await tick()
       const log = data.logs.get(logId) ?? []
       const after = Math.max(0, Math.floor(from))
@@ -182,22 +189,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
 function dueNow(data: MemoryData, now: number, limit: number): Wakeup[] {
   const due: Wakeup[] = []
   for (const [logId, at] of data.wakeups) if (at <= now) due.push({ logId, at })
-  due.sort((a, b) => a.at - b.at || byCodePoint(a.logId, b.logId))
+  due.sort(compareWakeups)
   return due.slice(0, limit)
-}
-
-/**
- * Ids in code point order, which is UTF-8 byte order: the order of PostgreSQL's
- * `COLLATE "C"`. JavaScript's `<` compares UTF-16 units, which puts U+E000–U+FFFF after
- * every astral character; so ties at one time come out in the same order on both stores.
- */
-function byCodePoint(a: string, b: string): number {
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
-    const x = a.codePointAt(i)!
-    const y = b.codePointAt(j)!
-    if (x !== y) return x - y
-    i += x > 0xffff ? 2 : 1
-    j += y > 0xffff ? 2 : 1
-  }
-  return a.length - b.length
 }

@@ -2,15 +2,15 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  boundedMap,
   HarnessError,
-  type LogEntry,
   LogConflictError,
+  type LogEntry,
   type LogRecord,
   prepareBatch,
   type ReadOptions,
   type StoreLimits,
 } from '@tanstack/ai-harness/store'
-import { boundedMap } from './bounded-map.js'
 import type { KeyLayout } from './keys.js'
 import { type Listed, mapBounded, type ObjectIO, type StoredText } from './objects.js'
 
