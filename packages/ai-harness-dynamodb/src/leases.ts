@@ -27,6 +27,7 @@ const NAMES = { '#o': ATTR.owner, '#f': ATTR.fence, '#x': ATTR.expiresAt, '#h': 
 // DynamoDB refuses names an expression does not use.
 const { '#x': _expiry, ...RELEASE_NAMES } = NAMES
 
+// long: the three lease calls share the key and the attribute names, and each is one conditional UpdateItem
 /**
  * Leases as one item per session, changed only by conditional UpdateItem calls, so
  * DynamoDB decides every race. The item outlives a release (`h` = false) to keep the

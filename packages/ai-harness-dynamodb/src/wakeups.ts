@@ -28,6 +28,7 @@ interface DueCandidate extends Wakeup {
   readonly pk: string
 }
 
+// long: the wakeup calls share the due-index query (dueCandidates) and take(); each call is a few lines
 /**
  * Wakeups as one item per session (`sk = wakeup`) that also sits in the `wakeups`
  * index under the namespace's partition, sorted by due time: `due` and `claim` query

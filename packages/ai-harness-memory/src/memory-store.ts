@@ -53,79 +53,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     ...MEMORY_DEFAULT_LIMITS,
     ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)),
   }
-  const now = () => {
-    const time = clock.now()
-    if (typeof time !== 'number' || !Number.isFinite(time)) {
-      throw new HarnessError('INVALID_ARGUMENT', `clock.now() must return a finite number of ms since the epoch, not ${String(time)}.`)
-    }
-    return time
-  }
+  const now = checkedNow(clock)
 
-  const leases: LeaseStore = {
-    async acquire(logId, owner, ttlMs) {
-      assertLogId(logId, limits)
-      checkOwner(owner)
-      const ttl = checkLeaseTtl(ttlMs)
-      await tick()
-      const at = now()
-      const current = data.leases.get(logId)
-      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
-      // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
-      data.leases.set(logId, next)
-      return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
-    },
-    async renew(lease, ttlMs) {
-      checkLease(lease, limits)
-      const ttl = checkLeaseTtl(ttlMs)
-      await tick()
-      const at = now()
-      const current = data.leases.get(lease.logId)
-      if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
-        throw new LeaseLostError(lease.logId)
-      }
-      current.expiresAt = timeAfter(at, ttl)
-      return { ...lease, expiresAt: current.expiresAt }
-    },
-    async release(lease) {
-      checkLease(lease, limits)
-      await tick()
-      const current = data.leases.get(lease.logId)
-      if (!current || current.fence !== lease.fence || current.owner !== lease.owner) {
-        throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
-      }
-      // Nothing stays behind: the fences' counter is global.
-      data.leases.delete(lease.logId)
-    },
-  }
-
-  const wakeups: WakeupStore = {
-    async schedule(logId, at) {
-      assertLogId(logId, limits)
-      const when = checkTime(at, 'A wakeup time')
-      await tick()
-      data.wakeups.set(logId, when)
-    },
-    async cancel(logId) {
-      assertLogId(logId, limits)
-      await tick()
-      data.wakeups.delete(logId)
-    },
-    async due(limit) {
-      const max = checkCount(limit, "due's limit")
-      await tick()
-      return dueNow(data, now(), max)
-    },
-    async claim(limit, holdMs) {
-      const max = checkCount(limit, "claim's limit")
-      const hold = checkDuration(holdMs, 'holdMs')
-      await tick()
-      const at = now()
-      const taken = dueNow(data, at, max)
-      for (const wakeup of taken) data.wakeups.set(wakeup.logId, timeAfter(at, hold))
-      return taken
-    },
-  }
+  const leases = memoryLeases(data, limits, now)
+  const wakeups = memoryWakeups(data, limits, now)
 
   return {
     limits,
@@ -182,6 +113,89 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     },
     async now() {
       return now()
+    },
+  }
+}
+
+/** The clock's time, refused with `INVALID_ARGUMENT` when it is not a finite number of ms. */
+function checkedNow(clock: Clock): () => number {
+  return () => {
+    const time = clock.now()
+    if (typeof time !== 'number' || !Number.isFinite(time)) {
+      throw new HarnessError('INVALID_ARGUMENT', `clock.now() must return a finite number of ms since the epoch, not ${String(time)}.`)
+    }
+    return time
+  }
+}
+
+/** Leases in the data set: each call checks and changes them in one synchronous step after a tick. */
+function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number): LeaseStore {
+  return {
+    async acquire(logId, owner, ttlMs) {
+      assertLogId(logId, limits)
+      checkOwner(owner)
+      const ttl = checkLeaseTtl(ttlMs)
+      await tick()
+      const at = now()
+      const current = data.leases.get(logId)
+      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+      // From the data set's one counter: greater than every fence before, of any session.
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
+      data.leases.set(logId, next)
+      return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
+    },
+    async renew(lease, ttlMs) {
+      checkLease(lease, limits)
+      const ttl = checkLeaseTtl(ttlMs)
+      await tick()
+      const at = now()
+      const current = data.leases.get(lease.logId)
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
+        throw new LeaseLostError(lease.logId)
+      }
+      current.expiresAt = timeAfter(at, ttl)
+      return { ...lease, expiresAt: current.expiresAt }
+    },
+    async release(lease) {
+      checkLease(lease, limits)
+      await tick()
+      const current = data.leases.get(lease.logId)
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner) {
+        throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
+      }
+      // Nothing stays behind: the fences' counter is global.
+      data.leases.delete(lease.logId)
+    },
+  }
+}
+
+/** Wakeups in the data set, one per session: due and claim read them in `compareWakeups` order. */
+function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number): WakeupStore {
+  return {
+    async schedule(logId, at) {
+      assertLogId(logId, limits)
+      const when = checkTime(at, 'A wakeup time')
+      await tick()
+      data.wakeups.set(logId, when)
+    },
+    async cancel(logId) {
+      assertLogId(logId, limits)
+      await tick()
+      data.wakeups.delete(logId)
+    },
+    async due(limit) {
+      const max = checkCount(limit, "due's limit")
+      await tick()
+      return dueNow(data, now(), max)
+    },
+    async claim(limit, holdMs) {
+      const max = checkCount(limit, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
+      await tick()
+      const at = now()
+      const taken = dueNow(data, at, max)
+      for (const wakeup of taken) data.wakeups.set(wakeup.logId, timeAfter(at, hold))
+      return taken
     },
   }
 }

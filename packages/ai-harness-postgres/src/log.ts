@@ -33,6 +33,7 @@ export interface LogOperations {
   delete(logId: string): Promise<void>
 }
 
+// long: append, read and delete share the statements and the lease check; each is a few lines
 export function logOperations(ctx: StoreContext): LogOperations {
   const { driver, sql, limits } = ctx
 

@@ -27,6 +27,7 @@ export interface Listed {
   readonly size: number
 }
 
+// long: the S3 requests share one retrying runner and the bucket; each request is a few lines
 /**
  * The handful of S3 requests the store makes. Each try has a deadline (a half-open
  * connection cannot hang it); each is retried on transient failures (throttling, 5xx,

@@ -29,6 +29,7 @@ const ROUNDS = 16
  */
 const DEBRIS_AGE_MS = 10 * 60_000
 
+// long: the wakeup calls share load, move and remove of the wakeup objects; each call is a few lines
 /**
  * Wakeups as two kinds of object: `wakeup/<id>` says which due key is live (changed
  * only with `If-Match`/`If-None-Match`), and `due/<at>/<id>/<tag>` lets `due` and

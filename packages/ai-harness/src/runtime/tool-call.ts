@@ -584,6 +584,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
   } as AnyTool
 }
 
+// long: split pending: tool-call.ts is being reworked for tool approvals; its split follows that
 /** One call of a bound tool: run (or answer from the log), apply the hooks, settle in the log. */
 async function runCall(
   session: SessionRuntime,

@@ -52,6 +52,7 @@ export async function* runTurn(
   }
 }
 
+// long: split pending: turn-runner.ts is being reworked for tool approvals; its split follows that
 async function* runTurnSteps(
   session: SessionRuntime,
   turnId: string,
