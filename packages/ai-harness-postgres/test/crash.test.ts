@@ -1,5 +1,6 @@
 /**
- * Crash test across real processes (issue 4, item 8).
+ * Crash test across real processes: a kill -9 at a random point of real work, which no
+ * crash flag in one process can imitate (the OS drops the process's sockets mid-write).
  *
  * Each run: a fresh schema; a child process (`crash-child.ts`) runs SESSIONS durable
  * checkout sessions at once on PostgreSQL and is killed with SIGKILL at a point drawn

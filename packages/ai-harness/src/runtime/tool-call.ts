@@ -17,7 +17,7 @@ import {
   type StepRunContext,
   stepDoArguments,
 } from './durable-tool.js'
-import { HARNESS_EVENT_NAMES } from './event-names.js'
+import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
 import { type AnswerRejectedRecord, isHarnessRecordType, type StepFailedRecord, type ToolResultRecord } from './records.js'
@@ -721,9 +721,9 @@ async function runAgentCall(
   }
   try {
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.question) {
         // The parent's stream redacts it, keeping its ids and names.
-        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
+        context?.emitCustomEvent?.(HARNESS_EVENTS.question, chunk.value as Record<string, unknown>)
       }
     }
     let log: Awaited<ReturnType<typeof child.entries>>

@@ -4,7 +4,7 @@ import type { LogRecord } from '../contract/types.js'
 import { jsonCopy, jsonEqual } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { CallIds } from './call-ids.js'
-import { HARNESS_EVENT_NAMES } from './event-names.js'
+import { HARNESS_EVENTS } from './event-names.js'
 import { isParkSignal, type ParkSignal } from './park.js'
 import type { AssistantRecord, LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
 import type { ReplayPolicy } from './durable-tool.js'
@@ -25,8 +25,6 @@ export type RunOutcome =
   | { kind: 'failed' }
   | { kind: 'deleted' }
 
-/** The custom event names the harness adds to a session's stream. */
-export const HARNESS_EVENTS = HARNESS_EVENT_NAMES
 
 /**
  * One `chat()` run of a turn: logs each assistant message with tool calls before the
