@@ -28,7 +28,6 @@ interface DueCandidate extends Wakeup {
   readonly pk: string
 }
 
-// long: the wakeup calls share the due-index query (dueCandidates) and take(); each call is a few lines
 /**
  * Wakeups as one item per session (`sk = wakeup`) that also sits in the `wakeups`
  * index under the namespace's partition, sorted by due time: `due` and `claim` query
@@ -37,37 +36,6 @@ interface DueCandidate extends Wakeup {
  * we saw it): two workers never take the same wakeup, even on a stale index page.
  */
 export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
-  const key = (pk: string) => ({ [ATTR.pk]: { S: pk }, [ATTR.sk]: { S: WAKEUP_SK } })
-
-  async function* dueCandidates(now: number, pageSize: number): AsyncGenerator<DueCandidate[]> {
-    let startKey: Record<string, AttributeValue> | undefined
-    do {
-      const out = await ctx.send((client, { abortSignal }) =>
-        client.send(
-          new QueryCommand({
-            TableName: ctx.tableName,
-            IndexName: WAKEUP_INDEX,
-            KeyConditionExpression: '#wk = :wk AND #at <= :now',
-            ExpressionAttributeNames: { '#wk': ATTR.wakeupPartition, '#at': ATTR.wakeupAt },
-            ExpressionAttributeValues: { ':wk': { S: ctx.keys.wakeupPartition }, ':now': { N: String(now) } },
-            ScanIndexForward: true,
-            Limit: pageSize,
-            ExclusiveStartKey: startKey,
-          }),
-          { abortSignal },
-        ),
-      )
-      const page = (out.Items ?? []).map((item) => {
-        const pk = stringAttr(item, ATTR.pk)
-        return { pk, logId: ctx.keys.logIdOf(pk), at: numberAttr(item, ATTR.wakeupAt) }
-      })
-      // Equal times come back in no promised order; make ties stable by session id.
-      page.sort(compareWakeups)
-      yield page
-      startKey = out.LastEvaluatedKey
-    } while (startKey)
-  }
-
   return {
     async schedule(logId, at) {
       assertLogId(logId, ctx.limits)
@@ -96,7 +64,7 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
       const limit = checkCount(wanted, "due's limit")
       if (limit === 0) return []
       const due: Wakeup[] = []
-      for await (const page of dueCandidates(ctx.clock.now(), limit)) {
+      for await (const page of dueCandidates(ctx, ctx.clock.now(), limit)) {
         for (const { logId, at } of page) if (due.length < limit) due.push({ logId, at })
         if (due.length >= limit) break
       }
@@ -111,12 +79,12 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
       // A hold past the latest time a store keeps hides the wakeup until then.
       const until = timeAfter(now, hold)
       const claimed: Wakeup[] = []
-      for await (const page of dueCandidates(now, limit)) {
+      for await (const page of dueCandidates(ctx, now, limit)) {
         // Claim in the page's order, a few at a time, never more than still wanted.
         for (let i = 0; i < page.length && claimed.length < limit; ) {
           const chunk = page.slice(i, i + (limit - claimed.length))
           i += chunk.length
-          const won = await Promise.all(chunk.map((candidate) => take(candidate, until)))
+          const won = await Promise.all(chunk.map((candidate) => take(ctx, candidate, until)))
           chunk.forEach((candidate, j) => {
             if (won[j]) claimed.push({ logId: candidate.logId, at: candidate.at })
           })
@@ -126,29 +94,62 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
       return claimed.sort(compareWakeups)
     },
   }
+}
 
-  /** Moves one wakeup to `until` if it is still the one we saw; false when another worker got it. */
-  async function take(candidate: DueCandidate, until: number): Promise<boolean> {
-    const token = randomUUID()
-    try {
-      await ctx.send((client, attempt) =>
-        client.send(
-          new UpdateItemCommand({
-            TableName: ctx.tableName,
-            Key: key(candidate.pk),
-            // On a retry our own first try may have landed: our token says so.
-            ConditionExpression: attempt.number === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
-            UpdateExpression: 'SET #at = :until, #c = :token',
-            ExpressionAttributeNames: { '#at': ATTR.wakeupAt, '#c': ATTR.claimToken },
-            ExpressionAttributeValues: { ':seen': { N: String(candidate.at) }, ':until': { N: String(until) }, ':token': { S: token } },
-          }),
-          { abortSignal: attempt.abortSignal },
-        ),
-      )
-      return true
-    } catch (error) {
-      if (isConditionFailed(error)) return false
-      throw error
-    }
+/** The key of a session's wakeup item. */
+const key = (pk: string) => ({ [ATTR.pk]: { S: pk }, [ATTR.sk]: { S: WAKEUP_SK } })
+
+/** The due wakeups from the index, a page at a time, ordered by `compareWakeups` within each page. */
+async function* dueCandidates(ctx: WakeupContext, now: number, pageSize: number): AsyncGenerator<DueCandidate[]> {
+  let startKey: Record<string, AttributeValue> | undefined
+  do {
+    const out = await ctx.send((client, { abortSignal }) =>
+      client.send(
+        new QueryCommand({
+          TableName: ctx.tableName,
+          IndexName: WAKEUP_INDEX,
+          KeyConditionExpression: '#wk = :wk AND #at <= :now',
+          ExpressionAttributeNames: { '#wk': ATTR.wakeupPartition, '#at': ATTR.wakeupAt },
+          ExpressionAttributeValues: { ':wk': { S: ctx.keys.wakeupPartition }, ':now': { N: String(now) } },
+          ScanIndexForward: true,
+          Limit: pageSize,
+          ExclusiveStartKey: startKey,
+        }),
+        { abortSignal },
+      ),
+    )
+    const page = (out.Items ?? []).map((item) => {
+      const pk = stringAttr(item, ATTR.pk)
+      return { pk, logId: ctx.keys.logIdOf(pk), at: numberAttr(item, ATTR.wakeupAt) }
+    })
+    // Equal times come back in no promised order; make ties stable by session id.
+    page.sort(compareWakeups)
+    yield page
+    startKey = out.LastEvaluatedKey
+  } while (startKey)
+}
+
+/** Moves one wakeup to `until` if it is still the one we saw; false when another worker got it. */
+async function take(ctx: WakeupContext, candidate: DueCandidate, until: number): Promise<boolean> {
+  const token = randomUUID()
+  try {
+    await ctx.send((client, attempt) =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: ctx.tableName,
+          Key: key(candidate.pk),
+          // On a retry our own first try may have landed: our token says so.
+          ConditionExpression: attempt.number === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
+          UpdateExpression: 'SET #at = :until, #c = :token',
+          ExpressionAttributeNames: { '#at': ATTR.wakeupAt, '#c': ATTR.claimToken },
+          ExpressionAttributeValues: { ':seen': { N: String(candidate.at) }, ':until': { N: String(until) }, ':token': { S: token } },
+        }),
+        { abortSignal: attempt.abortSignal },
+      ),
+    )
+    return true
+  } catch (error) {
+    if (isConditionFailed(error)) return false
+    throw error
   }
 }
