@@ -7,8 +7,9 @@ import {
   type LogRecord,
   type ManualClock,
   type StoreLimits,
+  type StoreRetryOptions,
 } from '@tanstack/ai-harness/store'
-import type { ConformanceOptions, SkipKey } from './options.js'
+import type { ConformanceOptions, SkipKey, WriteFault } from './options.js'
 
 /** Another namespace a case opened next to its own: a second, independent data set. */
 export interface NamespaceContext {
@@ -38,6 +39,16 @@ export interface CaseContext extends NamespaceContext {
   openNamespace(): Promise<NamespaceContext>
   /** Writers in race cases (at least 2). */
   readonly concurrency: number
+  /**
+   * A store instance on the case's namespace whose client fails on cue (`options.faults`;
+   * only the retry cases call it): `onAppendWrite` decides each write of an append's batch,
+   * `injected` hears each error the client made up.
+   */
+  openFaultyStore(faults: {
+    retry: StoreRetryOptions
+    onAppendWrite: () => WriteFault | undefined
+    injected: (error: unknown) => void
+  }): Promise<HarnessStore>
 }
 
 export interface ConformanceCase {

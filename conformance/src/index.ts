@@ -6,11 +6,23 @@ export { runConformance } from './run-conformance.js'
 export {
   runConformanceCases,
   allCases,
+  casesFor,
   storeCases,
   durableSemanticsCases,
   type CaseResult,
   type CaseStatus,
 } from './run-cases.js'
+export { storeRetryCases } from './cases/store-retry-cases.js'
 export { defineCase, expectCode, SyncThrowError, type CaseContext, type ConformanceCase, type NamespaceContext } from './case.js'
 export { assertWellFormed, assertOneDriverAtATime, FakeBilling } from './durable/fixtures.js'
-export { SKIP_KEYS, type SkipKey, type ConformanceOptions, type ProcessesOption, type StoreContext } from './options.js'
+export {
+  SKIP_KEYS,
+  type SkipKey,
+  type ConformanceOptions,
+  type FaultHook,
+  type FaultyStoreContext,
+  type NamespaceData,
+  type ProcessesOption,
+  type StoreContext,
+  type WriteFault,
+} from './options.js'

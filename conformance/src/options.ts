@@ -1,4 +1,4 @@
-import type { Clock, HarnessStore, StoreLimits } from '@tanstack/ai-harness/store'
+import type { Clock, HarnessStore, StoreLimits, StoreRetryOptions } from '@tanstack/ai-harness/store'
 
 /**
  * What a store may leave out. Each needs a reason; an undeclared gap fails.
@@ -22,6 +22,37 @@ export interface StoreContext {
   readonly namespace: string
   /** The case's clock. Leases and wakeups must read time from it. */
   readonly clock: Clock
+}
+
+/**
+ * What the client of a faulty store does to one request that writes an append's batch:
+ * `'fail'`: the request is not sent, and fails with the database's own transient error
+ * (throttling, a 5xx, a serialization failure); `'lose-reply'`: the request is sent and
+ * lands, then fails as a reset connection does, so the store cannot know it landed.
+ */
+export type WriteFault = 'fail' | 'lose-reply'
+
+/** What {@link FaultHook.createStore} gets: the case's namespace and clock, and the faults to make. */
+export interface FaultyStoreContext extends StoreContext {
+  /** Pass it as the store's `retry` option: the suite's backoff, recorded instead of slept. */
+  readonly retry: StoreRetryOptions
+  /**
+   * Ask it before each request that writes an append's batch (each try of the write):
+   * what to do to that request, or `undefined` to send it as it is.
+   */
+  readonly onAppendWrite: () => WriteFault | undefined
+  /** Tell it each error the client makes up, so the suite can find it as the cause of the store's error. */
+  readonly injected: (error: unknown) => void
+}
+
+/**
+ * Opens a store whose client fails on cue, for the cases that drive the store's own
+ * retries (`store.retry.*`): retried writes land once, spent retries end in
+ * `STORE_UNAVAILABLE`, a lost reply is never written twice. A store that talks to its
+ * database through a client gives it; the cases run only with it.
+ */
+export interface FaultHook {
+  createStore(context: FaultyStoreContext): HarnessStore | Promise<HarnessStore>
 }
 
 /** A module that every racing process imports; see {@link ConformanceOptions.processes}. */
@@ -91,6 +122,15 @@ export interface ConformanceOptions {
    * in-memory store.
    */
   processes?: ProcessesOption
+  /** A store whose client fails on cue: with it, the cases of the store's retries run too. */
+  faults?: FaultHook
   /** Per-case timeout in ms for vitest. Default 60 000. */
   timeoutMs?: number
 }
+
+/**
+ * What a store's tests do with one namespace's data, in the shape of the suite's options
+ * (spread it into them): `dump` every byte of it, `cleanup` remove it. Each store's tests
+ * have one, used by the conformance run and by their own tests alike.
+ */
+export type NamespaceData = Required<Pick<ConformanceOptions, 'dump' | 'cleanup'>>

@@ -11,6 +11,7 @@ import { logIdCases } from './cases/log-id-cases.js'
 import { logPagingCases } from './cases/log-paging-cases.js'
 import { namespaceCases } from './cases/namespace-cases.js'
 import { sessionCases } from './cases/session-cases.js'
+import { storeRetryCases } from './cases/store-retry-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { approvalCases } from './durable/approval-cases.js'
@@ -55,6 +56,14 @@ export function allCases(): readonly ConformanceCase[] {
   return [...storeCases, ...durableSemanticsCases]
 }
 
+/**
+ * The cases a run with these options has: every case, and the cases of the store's own
+ * retries when the options give a store that fails on cue (`faults`).
+ */
+export function casesFor(options: Pick<ConformanceOptions, 'faults'>): readonly ConformanceCase[] {
+  return options.faults ? [...allCases(), ...storeRetryCases] : allCases()
+}
+
 export type CaseStatus = 'passed' | 'failed' | 'skipped'
 export interface CaseResult {
   readonly id: string
@@ -81,6 +90,11 @@ export function optionProblems(options: ConformanceOptions): string[] {
   if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency >= 2)) {
     problems.push(
       `concurrency must be a whole number of at least 2, not ${String(concurrency)}: with fewer writers the race cases race nobody. A store whose instances cannot run at once declares skip: { races: 'why' } instead.`,
+    )
+  }
+  if (options.faults !== undefined && typeof options.faults?.createStore !== 'function') {
+    problems.push(
+      'faults must be { createStore({ namespace, clock, retry, onAppendWrite, injected }) }: a store whose client fails on cue.',
     )
   }
   if (options.limits !== undefined) problems.push(...storeLimitsProblems(options.limits).map((p) => `options.limits: ${p}`))
@@ -187,6 +201,12 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
       maxLogIdBytes: maxLogIdBytesOf(limits),
       concurrency: options.concurrency ?? 8,
       openNamespace: namespaceContext,
+      async openFaultyStore(faults) {
+        if (!options.faults) throw new Error('openFaultyStore needs the faults option')
+        const store = guardStore(await options.faults.createStore({ namespace: main.namespace, clock, ...faults }), broken)
+        opened.push(store)
+        return store
+      },
       async openRacer() {
         if (!options.processes || !resources) return main.openStore()
         const store = guardStore(await resources.racers().open(main.namespace, clock), broken)
@@ -254,7 +274,7 @@ export async function runConformanceCases(options: ConformanceOptions, filter: {
   const resources = runResources(options)
   const results: CaseResult[] = []
   try {
-    for (const c of allCases()) {
+    for (const c of casesFor(options)) {
       if (filter.only && !filter.only.includes(c.id)) continue
       results.push(await runCase(options, c, resources))
     }

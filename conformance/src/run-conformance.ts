@@ -1,6 +1,6 @@
 import { afterAll, describe, it } from 'vitest'
 import type { ConformanceOptions } from './options.js'
-import { allCases, optionProblems, runCase, runResources } from './run-cases.js'
+import { casesFor, optionProblems, runCase, runResources } from './run-cases.js'
 
 /**
  * Registers the whole conformance suite in the calling vitest file:
@@ -23,7 +23,7 @@ export function runConformance(options: ConformanceOptions): void {
     }
     const resources = runResources(options)
     afterAll(() => resources.close())
-    for (const c of allCases()) {
+    for (const c of casesFor(options)) {
       const declared = (c.requires ?? []).map((need) => options.skip?.[need]).find((reason) => reason)
       if (declared) {
         it.skip(`${c.id} (skipped: ${declared})`, () => {})

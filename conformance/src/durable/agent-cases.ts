@@ -9,10 +9,10 @@ import {
   durableTool,
   HARNESS_EVENTS,
 } from '@tanstack/ai-harness'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { defineCase, readFrom } from '../case.js'
-import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 /** A child agent whose one tool asks a person to confirm; and a parent that delegates to it. */
 function agents(runs: string[]) {
@@ -52,24 +52,29 @@ export const agentCases = [
     async run(context) {
       const runs: string[] = []
       const { parent, child } = agents(runs)
-      const proc = await startProcess(context, parent, 'host')
+      const proc = await startCaseMachine(context, parent, 'host')
       const session = await proc.host.open({ sessionId: 'boss' })
       const chunks = await drain(session.send('ship it'))
       const questions = chunks.filter((c) => c.type === 'CUSTOM' && (c as { name?: string }).name === HARNESS_EVENTS.question)
       assert.equal(questions.length, 1, "the child's question reaches the parent's stream")
       const question = (questions[0] as { value: { sessionId: string; questionId: string } }).value
-      const [assistant] = harnessRecords(await readFrom(context.store, 'boss'), 'harness.assistant')
+      const [assistant] = recordsOf(await readFrom(context.store, 'boss'), 'harness.assistant')
       const call = (assistant?.toolCalls as Array<{ id: string }>)[0]!
       assert.equal(question.sessionId, childSessionId('boss', call.id))
-      assert.equal(harnessRecords(await readFrom(context.store, 'boss'), 'harness.parked')[0]?.reason, 'agent')
+      assert.equal(recordsOf(await readFrom(context.store, 'boss'), 'harness.parked')[0]?.reason, 'agent')
       await proc.host.answer({ sessionId: question.sessionId, questionId: question.questionId, answer: { ok: true } })
-      const worker = createWorker({ store: await context.openStore(), harnesses: [parent, child], clock: context.clock, leaseMs: LEASE_MS })
+      const worker = createWorker({
+        store: await context.openStore(),
+        harnesses: [parent, child],
+        clock: context.clock,
+        leaseMs: TEST_LEASE_MS,
+      })
       assert.deepEqual((await worker.poll()).resumed, [question.sessionId], 'the answered child goes on first')
       assert.deepEqual((await worker.poll()).resumed, ['boss'], 'then its finished child wakes the parent')
       const entries = await readFrom(context.store, 'boss')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'The helper is done.')
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.tool.result')[0]?.result, 'The helper is done.')
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       assert.deepEqual(runs, ['prepare'], "the child's step ran once")
       await worker.stop()
     },
@@ -80,17 +85,17 @@ export const agentCases = [
     async run(context) {
       const runs: string[] = []
       const { parent } = agents(runs)
-      const first = await startProcess(context, parent, 'host-1')
+      const first = await startCaseMachine(context, parent, 'host-1')
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.step' && r.name === 'prepare'), 'after')
       const session = await first.host.open({ sessionId: 'boss' })
       await runUntilCrash(first, session.send('ship it'), 'delegate')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, parent, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, parent, 'host-2')
       const reopened = await second.host.open({ sessionId: 'boss' })
       await drain(reopened.resume())
       const entries = await reopened.entries()
       assertWellFormed(entries)
-      const result = harnessRecords(entries, 'harness.tool.result')[0]!
+      const result = recordsOf(entries, 'harness.tool.result')[0]!
       assert.deepEqual(result.result, { error: DEFAULT_CUT_TOOL_ERROR })
       assert.equal(result.cut, true)
       assert.deepEqual(runs, ['prepare'], 'the child did not run again')

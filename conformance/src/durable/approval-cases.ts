@@ -4,7 +4,8 @@ import { createWorker, DENIED_TOOL_ERROR, defineHarness, durableTool, HARNESS_EV
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
-import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { recordsOf as harnessRecords, TEST_LEASE_MS as LEASE_MS } from '@tanstack/ai-harness/testing'
+import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 /**
  * A model that calls `lookup` (a plain tool) and `refund` (a durable tool with
@@ -78,7 +79,7 @@ export const approvalCases = [
     async run(context) {
       const runs: string[] = []
       const { harness, seen } = refundHarness(runs)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'refund' })
       const chunks = await drain(session.send('refund ch_9'))
       assert.deepEqual(runs, [], 'no call of the batch ran before the approval')
@@ -107,7 +108,7 @@ export const approvalCases = [
         'the open approval is found from the log alone',
       )
       assert.deepEqual(await context.store.wakeups!.due(10), [], 'nothing is due before the decision')
-      const other = await startProcess(context, harness, 'back-office')
+      const other = await startCaseMachine(context, harness, 'back-office')
       await other.host.approve({ sessionId: 'refund', toolCallId: 'call-refund', approved: true })
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, ['refund'], 'the decision made the session due at once')
@@ -128,7 +129,7 @@ export const approvalCases = [
     async run(context) {
       const runs: string[] = []
       const { harness, seen } = refundHarness(runs)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       await drain((await proc.host.open({ sessionId: 'refund' })).send('refund ch_9'))
       await proc.host.approve({ sessionId: 'refund', toolCallId: 'call-refund', approved: false, reason: 'not this one' })
       const w = await worker(context, harness, 'worker')
@@ -157,10 +158,10 @@ export const approvalCases = [
     async run(context) {
       const runs: string[] = []
       const { harness } = refundHarness(runs)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       await drain((await proc.host.open({ sessionId: 'refund' })).send('refund ch_9'))
       await proc.host.approve({ sessionId: 'refund', toolCallId: 'call-refund', approved: true })
-      const crashing = await startProcess(context, harness, 'crashing-worker')
+      const crashing = await startCaseMachine(context, harness, 'crashing-worker')
       crashing.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.step' && r.name === 'notify'), 'before')
       await runUntilCrash(crashing, (await crashing.host.open({ sessionId: 'refund' })).resume(), 'approved run')
       assert.deepEqual(runs, ['lookup', 'refund:ch_9', 'notify'])
@@ -184,9 +185,9 @@ export const approvalCases = [
     requires: waits,
     async run(context) {
       const { harness } = refundHarness([])
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       await drain((await proc.host.open({ sessionId: 'refund' })).send('refund ch_9'))
-      const other = await startProcess(context, harness, 'other-host')
+      const other = await startCaseMachine(context, harness, 'other-host')
       const before = (await readFrom(context.store, 'refund')).length
       await expectCode(
         other.host.approve({ sessionId: 'refund', toolCallId: 'call-lookup', approved: true }),
@@ -223,12 +224,12 @@ export const approvalCases = [
     async run(context) {
       const runs: string[] = []
       const { harness } = refundHarness(runs, 'never')
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       // The host dies after the request is logged, before the park.
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.parked'), 'before')
       await runUntilCrash(first, (await first.host.open({ sessionId: 'refund' })).send('refund ch_9'), 'request')
       context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'refund' })
       const chunks = await drain(reopened.resume())
       assert.deepEqual(

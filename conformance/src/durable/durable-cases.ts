@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict'
 import { toolDefinition } from '@tanstack/ai'
 import { DEFAULT_CUT_TOOL_ERROR, defineHarness, durableTool, type LogRecord, SecretScanner } from '@tanstack/ai-harness'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
-import {
-  assertWellFormed,
-  checkoutDefinition,
-  checkoutModel,
-  drain,
-  FakeBilling,
-  harnessRecords,
-  LEASE_MS,
-  runUntilCrash,
-  startProcess,
-} from './fixtures.js'
+import { assertWellFormed, checkoutDefinition, checkoutModel, drain, FakeBilling, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 const isStep = (prefix: string) => (records: readonly LogRecord[]) =>
   records.some((r) => r.type === 'harness.step' && String(r.name).startsWith(prefix))
@@ -35,25 +25,25 @@ function checkoutHarness(billing: FakeBilling) {
 async function crashAndResume(context: CaseContext, crash: { match: (r: readonly LogRecord[]) => boolean; point: 'before' | 'after' }) {
   const billing = new FakeBilling()
   const harness = checkoutHarness(billing)
-  const first = await startProcess(context, harness, 'host-1')
+  const first = await startCaseMachine(context, harness, 'host-1')
   first.store.crashOnAppend(crash.match, crash.point)
   const session = await first.host.open({ sessionId: 'order-session' })
   await runUntilCrash(first, session.send('checkout o1'), 'checkout')
   const beforeRecovery = await readFrom(context.store, 'order-session')
-  context.clock.advance(LEASE_MS + 1)
-  const second = await startProcess(context, harness, 'host-2')
+  context.clock.advance(TEST_LEASE_MS + 1)
+  const second = await startCaseMachine(context, harness, 'host-2')
   const reopened = await second.host.open({ sessionId: 'order-session' })
   assert.equal(reopened.needsRecovery, true, 'the reopened session knows its turn was cut')
   await drain(reopened.resume())
   const entries = await reopened.entries()
   assertWellFormed(entries)
-  assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1, 'the turn finished')
+  assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1, 'the turn finished')
   assert.equal(billing.charges.size, 1, 'one charge')
   assert.equal(billing.invoices.size, 1, 'one invoice')
   const [key] = billing.charges.keys()
-  const call = harnessRecords(entries, 'harness.assistant')[0]!.toolCalls as Array<{ id: string }>
+  const call = recordsOf(entries, 'harness.assistant')[0]!.toolCalls as Array<{ id: string }>
   assert.equal(key, `order-session:${call[0]!.id}:charge:o1`, 'the idempotency key is logId:toolCallId:name')
-  assert.equal(harnessRecords(entries, 'app.receipt').length, 1, 'the app record landed once')
+  assert.equal(recordsOf(entries, 'app.receipt').length, 1, 'the app record landed once')
   await reopened.close()
   return { billing, entries, beforeRecovery }
 }
@@ -132,12 +122,12 @@ export const durableCases = [
         adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'probe', args: {} }] } : 'ok')),
         tools: [tool],
       })
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'json' })
       await drain(session.send('go'))
       for (const [name, , path] of bad) assert.deepEqual(outcomes[name], { code: 'STEP_NOT_JSON', path }, name)
       const entries = await session.entries()
-      const steps = harnessRecords(entries, 'harness.step')
+      const steps = recordsOf(entries, 'harness.step')
       assert.deepEqual(
         steps.map((s) => s.name),
         ['ok', 'void'],
@@ -145,7 +135,7 @@ export const durableCases = [
       )
       assert.deepEqual(steps[0]!.value, { list: [1, null], nested: { s: 'x' } }, 'the logged value is the JSON copy')
       assert.ok(!('value' in steps[1]!), 'a step that returned nothing is logged without a value')
-      const result = harnessRecords(entries, 'harness.tool.result')[0]!
+      const result = recordsOf(entries, 'harness.tool.result')[0]!
       assert.deepEqual(result.result, { ok: { list: [1, null], nested: { s: 'x' } }, nothing: true }, 'step.do returned the JSON copy')
       await session.close()
     },
@@ -190,20 +180,20 @@ export const durableCases = [
         adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'pay', args: {} }] } : 'paid')),
         tools: [tool],
       })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend(isResult, 'before')
       const session = await first.host.open({ sessionId: 'secret', secrets: { apiKey: secret } })
       await runUntilCrash(first, session.send('pay'), 'pay')
       const expected = ['plain:STEP_SECRET', 'base64:STEP_SECRET', 'hex:STEP_SECRET', 'url:STEP_SECRET', 'append:RECORD_SECRET']
       assert.deepEqual(attempts, expected, 'first run')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'secret', secrets: { apiKey: secret } })
       const chunks = await drain(reopened.resume())
       assert.deepEqual(attempts, [...expected, ...expected], 'the run after the crash')
       const scanner = new SecretScanner([secret])
       assert.equal(scanner.find(chunks), null, 'no event carries the secret')
-      const result = harnessRecords(await reopened.entries(), 'harness.tool.result')[0]!
+      const result = recordsOf(await reopened.entries(), 'harness.tool.result')[0]!
       assert.match(String(result.result), /^charged with \[secret\]$/, 'the result keeps a marker instead of the secret')
       const raw = await context.dump()
       assert.equal(scanner.scanText(raw), null, 'the raw store holds the secret in no encoding')
@@ -245,20 +235,20 @@ export const durableCases = [
           : 'All handled.',
       )
       const harness = defineHarness({ name: 'batch', adapter: model, tools: [plain('lookup'), ship, plain('ping'), email] })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend(isStep('label'), 'before')
       const session = await first.host.open({ sessionId: 'batch' })
       await runUntilCrash(first, session.send('do all'), 'batch')
       assert.deepEqual(runs, { lookup: 1, ship: 1, ping: 0, email: 0 })
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'batch' })
       await drain(reopened.resume())
       assert.deepEqual(runs, { lookup: 1, ship: 2, ping: 0, email: 0 }, 'only the safe call ran again')
       assert.equal(packs.length, 1, 'the finished step did not run again')
       const entries = await reopened.entries()
       assertWellFormed(entries)
-      const results = new Map(harnessRecords(entries, 'harness.tool.result').map((r) => [r.toolName, r]))
+      const results = new Map(recordsOf(entries, 'harness.tool.result').map((r) => [r.toolName, r]))
       assert.deepEqual(results.get('lookup')?.result, { lookup: 'done' })
       assert.deepEqual(results.get('ship')?.result, { label: 'L-b1' })
       for (const name of ['ping', 'email']) {
@@ -296,19 +286,19 @@ export const durableCases = [
         ),
         tools: [notify],
       })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend(isResult, 'before')
       const session = await first.host.open({ sessionId: 'mail' })
       await runUntilCrash(first, session.send('mail'), 'notify')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'mail' })
       await drain(reopened.resume())
       assert.equal(sent.length, 1, 'the tool did not run again (a replay on the definition is not read)')
       const entries = await reopened.entries()
-      assert.equal(harnessRecords(entries, 'harness.step').length, 1, "the first run's step stays")
-      assert.equal(harnessRecords(entries, 'app.mail').length, 0, "a cut call's records never happened")
-      const result = harnessRecords(entries, 'harness.tool.result')[0]!
+      assert.equal(recordsOf(entries, 'harness.step').length, 1, "the first run's step stays")
+      assert.equal(recordsOf(entries, 'app.mail').length, 0, "a cut call's records never happened")
+      const result = recordsOf(entries, 'harness.tool.result')[0]!
       assert.equal(result.ok, false)
       assert.equal(result.cut, true)
       await reopened.close()
@@ -335,7 +325,7 @@ export const durableCases = [
         adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'work', args: {} }] } : 'ok')),
         tools: [tool],
       })
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'shared' })
       await expectCode(drain(session.send('go')), 'LOG_CONFLICT', 'the host that lost the race')
       assert.ok(intruded)
@@ -343,7 +333,7 @@ export const durableCases = [
       const entries = await readFrom(context.store, 'shared')
       assertWellFormed(entries)
       assert.equal(entries.at(-1)?.record.type, 'app.other-writer', 'nothing was written after the other writer')
-      assert.equal(harnessRecords(entries, 'harness.step').length, 0)
+      assert.equal(recordsOf(entries, 'harness.step').length, 0)
     },
   }),
   defineCase({
@@ -353,8 +343,8 @@ export const durableCases = [
     async run(context) {
       const billing = new FakeBilling()
       const harness = checkoutHarness(billing)
-      const a = await startProcess(context, harness, 'host-a')
-      const b = await startProcess(context, harness, 'host-b')
+      const a = await startCaseMachine(context, harness, 'host-a')
+      const b = await startCaseMachine(context, harness, 'host-b')
       const session = await a.host.open({ sessionId: 'leased' })
       await expectCode(b.host.open({ sessionId: 'leased' }), 'LEASE_HELD', 'second host')
       await session.close()

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool, type Harness, HARNESS_EVENTS, LogConflictError } from '@tanstack/ai-harness'
-import { appendOf, faultyStore, scriptedText } from '@tanstack/ai-harness/testing'
+import { appendOf, faultyStore, recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
-import { assertWellFormed, drain, harnessRecords, LEASE_MS } from './fixtures.js'
+import { assertWellFormed, drain } from './fixtures.js'
 
 /**
  * The runtime over a store that misbehaves the way networks do: a reply lost after the
@@ -35,12 +35,18 @@ async function faultyProcess(
   timings: { storeTimeoutMs?: number; stopTimeoutMs?: number } = {},
 ) {
   const store = faultyStore(await context.openStore())
-  const host = createHost({ store, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId, ...timings })
+  const host = createHost({ store, harnesses: harness, clock: context.clock, leaseMs: TEST_LEASE_MS, hostId, ...timings })
   return { store, host }
 }
 
 async function worker(context: CaseContext, harness: Harness) {
-  return createWorker({ store: await context.openStore(), harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, workerId: 'worker' })
+  return createWorker({
+    store: await context.openStore(),
+    harnesses: harness,
+    clock: context.clock,
+    leaseMs: TEST_LEASE_MS,
+    workerId: 'worker',
+  })
 }
 
 const needs = ['leases', 'wakeups'] as const
@@ -60,7 +66,7 @@ export const faultCases = [
       await drain((await second.host.open({ sessionId: 'twin' })).send('two'))
       const entries = await readFrom(context.store, 'twin')
       assertWellFormed(entries)
-      const started = harnessRecords(entries, 'harness.turn.started')
+      const started = recordsOf(entries, 'harness.turn.started')
       assert.deepEqual(
         started.map((r) => r.host),
         ['same-id', 'same-id'],
@@ -83,14 +89,14 @@ export const faultCases = [
       await expectCode(drain(session.send('hi')), 'STORE_UNAVAILABLE', 'the turn whose append never answered')
       await session.close()
       await proc.host.shutdown()
-      assert.equal(harnessRecords(await readFrom(context.store, 'hung'), 'harness.turn.started').length, 1)
+      assert.equal(recordsOf(await readFrom(context.store, 'hung'), 'harness.turn.started').length, 1)
 
-      context.clock.advance(LEASE_MS + 1)
+      context.clock.advance(TEST_LEASE_MS + 1)
       const w = await worker(context, chat())
       assert.deepEqual((await w.poll()).resumed, ['hung'], 'the wakeup set before the turn began brought a worker')
       const entries = await readFrom(context.store, 'hung')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -106,12 +112,12 @@ export const faultCases = [
       await expectCode(drain(session.send('hi')), 'STORE_UNAVAILABLE', 'a send whose outcome is unknown')
       reads.remove()
       await session.close()
-      context.clock.advance(LEASE_MS + 1)
+      context.clock.advance(TEST_LEASE_MS + 1)
       const w = await worker(context, chat())
       assert.deepEqual((await w.poll()).resumed, ['doubt'])
       const entries = await readFrom(context.store, 'doubt')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -136,12 +142,12 @@ export const faultCases = [
         'ALREADY_ANSWERED',
         'a different second answer',
       )
-      assert.equal(harnessRecords(await readFrom(context.store, 'ask'), 'harness.answer').length, 1)
+      assert.equal(recordsOf(await readFrom(context.store, 'ask'), 'harness.answer').length, 1)
       const w = await worker(context, asker())
       assert.deepEqual((await w.poll()).resumed, ['ask'], 'the answer made the session due')
       const entries = await readFrom(context.store, 'ask')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'yes')
+      assert.equal(recordsOf(entries, 'harness.tool.result')[0]?.result, 'yes')
       await w.stop()
     },
   }),

@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { createHost, type Harness, type HarnessStore, type Host, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
+import type { Harness, HarnessStore, LogEntry } from '@tanstack/ai-harness'
 import {
-  type CrashableStore,
-  crashable,
   drain,
+  type Machine,
+  recordsOf,
   runUntilCrash as runStreamUntilCrash,
   type Script,
   scriptedText,
+  startMachine,
 } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import type { CaseContext } from '../case.js'
-
-export const LEASE_MS = 30_000
 
 /**
  * A payment service that refuses a repeated idempotency key, as real payment APIs do:
@@ -47,23 +46,16 @@ export class FakeBilling {
   }
 }
 
-/** One "process": its own store instance (which can crash) and its own host. */
-export interface Proc {
-  readonly store: CrashableStore
-  readonly host: Host
-}
-
-export async function startProcess(context: CaseContext, harness: Harness, name: string): Promise<Proc> {
-  const store = crashable(await context.openStore())
-  const host = createHost({ store, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId: name })
-  return { store, host }
+/** A machine of a case: a fresh store instance on the case's namespace, and a host named `hostId`. */
+export async function startCaseMachine(context: CaseContext, harness: Harness, hostId: string): Promise<Machine> {
+  return startMachine(await context.openStore(), { harnesses: harness, clock: context.clock, hostId })
 }
 
 export { drain }
 
-/** Runs a stream until its process crashes; fails if it ends or throws first. */
-export const runUntilCrash = (proc: Proc, stream: AsyncIterable<StreamChunk>, what: string) =>
-  runStreamUntilCrash(proc.store, stream, { what })
+/** Runs a stream until its machine crashes; fails if it ends or throws first. */
+export const runUntilCrash = (machine: Machine, stream: AsyncIterable<StreamChunk>, what: string) =>
+  runStreamUntilCrash(machine.store, stream, { what })
 
 /** A scripted model that calls `checkout` for the order in the prompt, then answers. */
 export function checkoutModel(): ReturnType<typeof scriptedText> {
@@ -85,16 +77,12 @@ export const checkoutDefinition = () =>
     inputSchema: z.object({ orderId: z.string() }),
   })
 
-export function harnessRecords(entries: readonly LogEntry[], type: string): LogRecord[] {
-  return entries.map((e) => e.record).filter((r) => r.type === type)
-}
-
 /** The log is well-formed: dense seqs, one opened record first, every tool call settled once. */
 export function assertWellFormed(entries: readonly LogEntry[]): void {
   for (const [i, entry] of entries.entries()) assert.equal(entry.seq, i + 1, 'dense seqs')
   assert.equal(entries[0]?.record.type, 'harness.session.opened')
-  const calls = harnessRecords(entries, 'harness.assistant').flatMap((r) => (r.toolCalls as Array<{ id: string }>).map((c) => c.id))
-  const results = harnessRecords(entries, 'harness.tool.result').map((r) => String(r.toolCallId))
+  const calls = recordsOf(entries, 'harness.assistant').flatMap((r) => (r.toolCalls as Array<{ id: string }>).map((c) => c.id))
+  const results = recordsOf(entries, 'harness.tool.result').map((r) => String(r.toolCallId))
   assert.equal(new Set(results).size, results.length, 'a tool call has one result')
   for (const id of results) assert.ok(calls.includes(id), `result for an unknown call ${id}`)
   assertOneDriverAtATime(entries)

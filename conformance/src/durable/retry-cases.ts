@@ -11,10 +11,10 @@ import {
   type StepOptions,
   type StepRunContext,
 } from '@tanstack/ai-harness'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, readFrom } from '../case.js'
-import { assertWellFormed, drain, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 const MINUTE = 60_000
 /** Longer than any store's own clock drift in a test: a retry delay that parks. */
@@ -76,7 +76,7 @@ export const retryCases = [
     title: 'a step without retries whose fn throws logs nothing, the tool sees what fn threw, and a later turn calls fn again',
     async run(context) {
       const billing = new FlakyBilling(1, () => new TypeError('gateway refused'))
-      const proc = await startProcess(context, payHarness(billing, {}), 'host')
+      const proc = await startCaseMachine(context, payHarness(billing, {}), 'host')
       const session = await proc.host.open({ sessionId: 'once' })
       await drain(session.send('pay'))
       let log = await logOf(context, 'once')
@@ -94,7 +94,7 @@ export const retryCases = [
     title: 'a failing step is tried again up to its attempts with the same idempotency key; each failed attempt is logged before the next',
     async run(context) {
       const billing = new FlakyBilling(2)
-      const proc = await startProcess(context, payHarness(billing, { attempts: 3, delayMs: 0 }), 'host')
+      const proc = await startCaseMachine(context, payHarness(billing, { attempts: 3, delayMs: 0 }), 'host')
       await drain((await proc.host.open({ sessionId: 'pay' })).send('pay'))
       const log = await logOf(context, 'pay')
       assert.deepEqual(
@@ -126,11 +126,11 @@ export const retryCases = [
     async run(context) {
       const billing = new FlakyBilling(2)
       const harness = payHarness(billing, { attempts: 4, delayMs: 0 })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend(isFailure(1), 'after')
       await runUntilCrash(first, (await first.host.open({ sessionId: 'pay' })).send('pay'), 'pay')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       await drain((await second.host.open({ sessionId: 'pay' })).resume())
       assert.deepEqual(
         billing.calls.map((c) => c.attempt),
@@ -156,13 +156,13 @@ export const retryCases = [
         ['declined', new FlakyBilling(99, () => new NonRetryableError('card declined')), { attempts: 5, delayMs: 0 }],
       ] as const) {
         const harness = payHarness(billing, options)
-        const first = await startProcess(context, harness, `${sessionId}-1`)
+        const first = await startCaseMachine(context, harness, `${sessionId}-1`)
         first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.step.failed' && r.final === true), 'after')
         await runUntilCrash(first, (await first.host.open({ sessionId })).send('pay'), sessionId)
         const calls = billing.calls.length
         assert.equal(calls, sessionId === 'spent' ? 2 : 1, `${sessionId}: attempts before the crash`)
-        context.clock.advance(LEASE_MS + 1)
-        const second = await startProcess(context, harness, `${sessionId}-2`)
+        context.clock.advance(TEST_LEASE_MS + 1)
+        const second = await startCaseMachine(context, harness, `${sessionId}-2`)
         await drain((await second.host.open({ sessionId })).resume())
         assert.equal(billing.calls.length, calls, `${sessionId}: fn was not called after the crash`)
         const log = await logOf(context, sessionId)
@@ -188,11 +188,11 @@ export const retryCases = [
       const harness = payHarness(billing, { attempts: 3, delayMs: 10 * MINUTE, backoff: 3 }, { parkAfterMs: PARK_AFTER_MS })
       const start = context.clock.now()
       // The first host dies after the failure is logged, before the park.
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.parked'), 'before')
       await runUntilCrash(first, (await first.host.open({ sessionId: 'pay' })).send('pay'), 'pay')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'pay' })
       const chunks = await drain(reopened.resume())
       const parked = chunks.filter((c) => c.type === 'CUSTOM' && (c as { name?: string }).name === HARNESS_EVENTS.parked)
@@ -204,10 +204,10 @@ export const retryCases = [
         harnesses: harness,
         clock: context.clock,
         workerId: 'worker',
-        leaseMs: LEASE_MS,
+        leaseMs: TEST_LEASE_MS,
         holdMs: MINUTE,
       })
-      context.clock.advance(10 * MINUTE - (LEASE_MS + 1) - 1)
+      context.clock.advance(10 * MINUTE - (TEST_LEASE_MS + 1) - 1)
       assert.deepEqual((await worker.poll()).resumed, [], 'not before the due time')
       context.clock.advance(1)
       assert.deepEqual((await worker.poll()).resumed, ['pay'])
@@ -261,7 +261,7 @@ export const retryCases = [
             }
           : 'Done.',
       )
-      const proc = await startProcess(context, defineHarness({ name: 'timeouts', adapter, tools: [slowStep, slowTool] }), 'host')
+      const proc = await startCaseMachine(context, defineHarness({ name: 'timeouts', adapter, tools: [slowStep, slowTool] }), 'host')
       await drain((await proc.host.open({ sessionId: 'slow' })).send('go'))
       const log = await logOf(context, 'slow')
       assert.equal(signals.length, 2)
@@ -294,7 +294,7 @@ export const retryCases = [
     async run(context) {
       const secret = 'sk_live_retry_9f2Q7p'
       const billing = new FlakyBilling(99, () => new Error(`gateway refused key ${secret}`))
-      const proc = await startProcess(context, payHarness(billing, { attempts: 2, delayMs: 0 }), 'host')
+      const proc = await startCaseMachine(context, payHarness(billing, { attempts: 2, delayMs: 0 }), 'host')
       await drain((await proc.host.open({ sessionId: 'pay', secrets: { stripe: secret } })).send('pay'))
       const log = await logOf(context, 'pay')
       assert.deepEqual(

@@ -12,10 +12,10 @@ import {
   type LogRecord,
   MAX_TIME_MS,
 } from '@tanstack/ai-harness'
-import { type ScriptedReply, scriptedText } from '@tanstack/ai-harness/testing'
+import { recordsOf, type ScriptedReply, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
-import { assertWellFormed, drain, FakeBilling, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { assertWellFormed, drain, FakeBilling, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 const orderSchema = z.object({ orderId: z.string() })
 
@@ -48,7 +48,7 @@ async function worker(context: CaseContext, harness: ReturnType<typeof defineHar
     store: await context.openStore(),
     harnesses: harness,
     clock: context.clock,
-    leaseMs: LEASE_MS,
+    leaseMs: TEST_LEASE_MS,
     ...(onChunk ? { onChunk: (_id: string, chunk: StreamChunk) => onChunk(chunk) } : {}),
   })
 }
@@ -60,7 +60,7 @@ async function inOneCall(context: CaseContext, body: (context: DurableToolContex
     return 'ok'
   })
   const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'edge', args: {} }] } : 'Done.'))
-  const proc = await startProcess(context, defineHarness({ name: 'edge', adapter, tools: [tool] }), 'host')
+  const proc = await startCaseMachine(context, defineHarness({ name: 'edge', adapter, tools: [tool] }), 'host')
   const session = await proc.host.open({ sessionId: 'edge' })
   await drain(session.send('go'))
   await session.close()
@@ -80,7 +80,7 @@ export const runtimeCases = [
         { toolCalls: [{ id: 'call_0', name: 'checkout', args: { orderId: 'o2' } }] },
         'o2 placed.',
       ]
-      const first = await startProcess(
+      const first = await startCaseMachine(
         context,
         defineHarness({ name: 'shop', adapter: scriptedText(script), tools: [checkout(billing)] }),
         'host-1',
@@ -89,9 +89,9 @@ export const runtimeCases = [
       await drain(session.send('checkout o1'))
       first.store.crashOnAppend(isStepFor('charge', 'ch_2'), 'after')
       await runUntilCrash(first, session.send('checkout o2'), 'the second checkout')
-      context.clock.advance(LEASE_MS + 1)
+      context.clock.advance(TEST_LEASE_MS + 1)
       const resumed = defineHarness({ name: 'shop', adapter: scriptedText(['o2 placed.']), tools: [checkout(billing)] })
-      const second = await startProcess(context, resumed, 'host-2')
+      const second = await startCaseMachine(context, resumed, 'host-2')
       const reopened = await second.host.open({ sessionId: 'reuse' })
       await drain(reopened.resume())
       const entries = await readFrom(context.store, 'reuse')
@@ -109,14 +109,14 @@ export const runtimeCases = [
       assert.deepEqual([...billing.invoices.keys()], ['reuse:call_0:invoice', 'reuse:call_0-2:invoice'])
       assert.equal(billing.attempts, 4, 'the stored charge of the second call did not run again')
       assert.deepEqual(
-        harnessRecords(entries, 'harness.tool.result').map((r) => [r.toolCallId, r.result]),
+        recordsOf(entries, 'harness.tool.result').map((r) => [r.toolCallId, r.result]),
         [
           ['call_0', { chargeId: 'ch_1', orderId: 'o1' }],
           ['call_0-2', { chargeId: 'ch_2', orderId: 'o2' }],
         ],
       )
-      assert.equal(harnessRecords(entries, 'app.receipt').length, 2)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 2)
+      assert.equal(recordsOf(entries, 'app.receipt').length, 2)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 2)
       await reopened.close()
     },
   }),
@@ -131,7 +131,7 @@ export const runtimeCases = [
         adapter: scriptedText([{ toolCalls: calls }, 'Both placed.']),
         tools: [checkout(billing)],
       })
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'batch' })
       await drain(session.send('checkout both'))
       const entries = await readFrom(context.store, 'batch')
@@ -141,7 +141,7 @@ export const runtimeCases = [
         ['dup', 'dup-2'],
       )
       assert.deepEqual(new Set(billing.charges.keys()), new Set(['batch:dup:charge', 'batch:dup-2:charge']))
-      assert.equal(harnessRecords(entries, 'harness.tool.result').length, 2)
+      assert.equal(recordsOf(entries, 'harness.tool.result').length, 2)
       await session.close()
     },
   }),
@@ -165,7 +165,7 @@ export const runtimeCases = [
         messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'order', args: {} }] } : 'Done.',
       )
       const harness = defineHarness({ name: 'orders', adapter, tools: [tool] })
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const [question] = questionsIn(await drain((await proc.host.open({ sessionId: 'order' })).send('order')))
       assert.ok(question, 'the question is asked')
       await proc.host.answer({ sessionId: 'order', questionId: question.questionId, answer: { quantity: 50 } })
@@ -176,8 +176,8 @@ export const runtimeCases = [
       const [again] = questionsIn(chunks)
       assert.equal(again?.questionId, question.questionId, 'the same question is asked again')
       assert.match(String(again?.rejected), /at most 10/)
-      assert.equal(harnessRecords(await readFrom(context.store, 'order'), 'harness.answer.rejected').length, 1)
-      const other = await startProcess(context, harness, 'other-host')
+      assert.equal(recordsOf(await readFrom(context.store, 'order'), 'harness.answer.rejected').length, 1)
+      const other = await startCaseMachine(context, harness, 'other-host')
       await other.host.answer({ sessionId: 'order', questionId: question.questionId, answer: { quantity: 5 } })
       await expectCode(
         other.host.answer({ sessionId: 'order', questionId: question.questionId, answer: { quantity: 6 } }),
@@ -189,10 +189,10 @@ export const runtimeCases = [
       const entries = await readFrom(context.store, 'order')
       assertWellFormed(entries)
       assert.deepEqual(
-        harnessRecords(entries, 'harness.tool.result').map((r) => r.result),
+        recordsOf(entries, 'harness.tool.result').map((r) => r.result),
         ['ordered 5'],
       )
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -209,19 +209,19 @@ export const runtimeCases = [
         messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'reserve', args: {} }] } : 'Failed.',
       )
       const harness = defineHarness({ name: 'shop', adapter, tools: [tool] })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.tool.result'), 'before')
       await runUntilCrash(first, (await first.host.open({ sessionId: 'reserve' })).send('reserve'), 'reserve')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'reserve' })
       await drain(reopened.resume())
       const entries = await readFrom(context.store, 'reserve')
       assertWellFormed(entries)
       assert.equal(runs, 2)
-      const [result] = harnessRecords(entries, 'harness.tool.result')
+      const [result] = recordsOf(entries, 'harness.tool.result')
       assert.equal(result?.ok, false)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await reopened.close()
     },
   }),
@@ -239,11 +239,11 @@ export const runtimeCases = [
         messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'checkout', args: { orderId: 'o1' } }] } : 'Placed.',
       )
       const harness = defineHarness({ name: 'shop', adapter, middleware: [adds] })
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend(isStepFor('charge', 'ch_1'), 'after')
       await runUntilCrash(first, (await first.host.open({ sessionId: 'mw' })).send('checkout o1'), 'checkout')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'mw' })
       await drain(reopened.resume())
       const entries = await readFrom(context.store, 'mw')
@@ -251,9 +251,9 @@ export const runtimeCases = [
       const [call] = loggedCalls(entries.map((e) => e.record))
       assert.deepEqual([...billing.charges.keys()], [`mw:${call!.id}:charge`], 'the key names the session, not plain:')
       assert.equal(billing.attempts, 2, 'charge once, invoice once')
-      const [result] = harnessRecords(entries, 'harness.tool.result')
+      const [result] = recordsOf(entries, 'harness.tool.result')
       assert.deepEqual([result?.ok, result?.cut], [true, false])
-      assert.equal(harnessRecords(entries, 'app.receipt').length, 1)
+      assert.equal(recordsOf(entries, 'app.receipt').length, 1)
       await reopened.close()
     },
   }),
@@ -292,9 +292,9 @@ export const runtimeCases = [
         }
       })
       assert.deepEqual(codes, ['INVALID_ARGUMENT', 'INVALID_ARGUMENT'])
-      assert.equal(harnessRecords(entries, 'harness.sleep').length, 0, 'no sleep record')
-      assert.equal(harnessRecords(entries, 'harness.parked').length, 0, 'no park')
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1, 'the turn went on')
+      assert.equal(recordsOf(entries, 'harness.sleep').length, 0, 'no sleep record')
+      assert.equal(recordsOf(entries, 'harness.parked').length, 0, 'no park')
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1, 'the turn went on')
     },
   }),
   defineCase({
@@ -323,8 +323,8 @@ export const runtimeCases = [
       })
       assert.deepEqual(codes, Array(7).fill('INVALID_ARGUMENT'))
       assert.equal(ran, 0, 'no step function ran')
-      for (const type of ['harness.step', 'harness.sleep', 'harness.ask']) assert.equal(harnessRecords(entries, type).length, 0, type)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1, 'the turn went on')
+      for (const type of ['harness.step', 'harness.sleep', 'harness.ask']) assert.equal(recordsOf(entries, type).length, 0, type)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1, 'the turn went on')
     },
   }),
   defineCase({
@@ -356,7 +356,7 @@ export const runtimeCases = [
         store: deleting,
         harnesses: defineHarness({ name: 'h', adapter, tools: [tool] }),
         clock: context.clock,
-        leaseMs: LEASE_MS,
+        leaseMs: TEST_LEASE_MS,
       })
       const session = await host.open({ sessionId: 'gone' })
       await expectCode(drain(session.send('go')), 'LOG_CONFLICT', 'the host whose session was deleted')

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { EventType, type StreamChunk, type TextOptions, toolDefinition } from '@tanstack/ai'
 import { defineHarness, durableTool, HARNESS_EVENTS, type LogRecord, SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness'
-import { type Script, SECRET_FORMS, ScriptedTextAdapter } from '@tanstack/ai-harness/testing'
+import { recordsOf, type Script, ScriptedTextAdapter, SECRET_FORMS, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { defineCase } from '../case.js'
-import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 /** Given when the session opens: quotes, a backslash, a slash, a space, +, % and non-ASCII. */
 const API_KEY = 'sk_live_9f"Q2\\x V/7+p%L0é'
@@ -127,7 +127,7 @@ export const secretCases = [
       const chunks: StreamChunk[] = []
 
       // Process 1 crashes right after the log names the password a tool read.
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.secret.used' && r.name === 'dbPassword'), 'after')
       const session = await first.host.open({ sessionId: 'secret-forms', secrets: given })
       const firstRun = session.send('start')
@@ -140,15 +140,15 @@ export const secretCases = [
       await runUntilCrash(first, collected, 'the first run')
 
       // Process 2 knows the password only from the log's name and resolveSecret.
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const resumed = await second.host.open({ sessionId: 'secret-forms', secrets: given })
       chunks.push(...(await drain(resumed.resume())))
       const question = chunks.find((c) => c.type === EventType.CUSTOM && (c as { name?: string }).name === HARNESS_EVENTS.question) as
         | { value: { sessionId: string; questionId: string } }
         | undefined
       assert.ok(question, 'the question event is in the stream')
-      const third = await startProcess(context, harness, 'host-3')
+      const third = await startCaseMachine(context, harness, 'host-3')
       await third.host.answer({ sessionId: question.value.sessionId, questionId: question.value.questionId, answer: { ok: true } })
       await resumed.close()
       const after = await second.host.open({ sessionId: 'secret-forms', secrets: given })
@@ -167,7 +167,7 @@ export const secretCases = [
       for (const type of ['harness.secret.used', 'harness.ask', 'harness.answer', 'harness.turn.cancelled', 'harness.tool.result']) {
         assert.ok(types.has(type), `the session logged a ${type} record`)
       }
-      const result = (name: string) => harnessRecords(entries, 'harness.tool.result').find((r: LogRecord) => r.toolName === name)
+      const result = (name: string) => recordsOf(entries, 'harness.tool.result').find((r: LogRecord) => r.toolName === name)
       assert.equal(result('leak')?.ok, true, 'the leaking tool finished, its result redacted')
       assert.equal((result('leak')?.result as { pin?: unknown }).pin, SECRET_MARKER, 'a numeric secret became the marker')
       assert.equal(result('confirm')?.result, 'confirmed', 'the question from the stream was answered')

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'
-import { assertWellFormed, drain, harnessRecords, LEASE_MS, runUntilCrash, startProcess } from './fixtures.js'
+import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
 
 const HOUR = 3_600_000
 const callOnce = (name: string) =>
@@ -48,7 +48,7 @@ async function worker(context: CaseContext, harness: ReturnType<typeof defineHar
     harnesses: harness,
     clock: context.clock,
     workerId: id,
-    leaseMs: LEASE_MS,
+    leaseMs: TEST_LEASE_MS,
     holdMs: 60_000,
   })
 }
@@ -63,7 +63,7 @@ export const waitCases = [
     async run(context) {
       const runs: string[] = []
       const harness = sleeperHarness(runs)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'nap' })
       const start = context.clock.now()
       const chunks = await drain(session.send('sleep'))
@@ -71,7 +71,7 @@ export const waitCases = [
         { reason: 'sleep', until: start + HOUR, toolCallId: (session.parked ?? { toolCallId: '?' }).toolCallId },
       ])
       assert.equal(session.status, 'parked')
-      const sleeps = harnessRecords(await readFrom(context.store, 'nap'), 'harness.sleep')
+      const sleeps = recordsOf(await readFrom(context.store, 'nap'), 'harness.sleep')
       assert.deepEqual(
         sleeps.map((r) => r.wakeAt),
         [start + HOUR],
@@ -83,7 +83,7 @@ export const waitCases = [
       assert.deepEqual((await w.poll()).resumed, ['nap'])
       const entries = await readFrom(context.store, 'nap')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       assert.deepEqual(runs, ['before', 'after'], 'each step ran once')
       assert.deepEqual(await context.store.wakeups!.due(10), [], 'the finished session has no wakeup')
       await w.stop()
@@ -96,17 +96,17 @@ export const waitCases = [
     async run(context) {
       const runs: string[] = []
       const harness = sleeperHarness(runs)
-      const first = await startProcess(context, harness, 'host-1')
+      const first = await startCaseMachine(context, harness, 'host-1')
       first.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.parked'), 'before')
       const start = context.clock.now()
       const session = await first.host.open({ sessionId: 'nap' })
       await runUntilCrash(first, session.send('sleep'), 'sleep')
-      context.clock.advance(LEASE_MS + 1)
-      const second = await startProcess(context, harness, 'host-2')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const second = await startCaseMachine(context, harness, 'host-2')
       const reopened = await second.host.open({ sessionId: 'nap' })
       const chunks = await drain(reopened.resume())
       assert.equal(customEvents(chunks, HARNESS_EVENTS.parked).length, 1, 'the resumed call parks again until the same wake time')
-      const sleeps = harnessRecords(await readFrom(context.store, 'nap'), 'harness.sleep')
+      const sleeps = recordsOf(await readFrom(context.store, 'nap'), 'harness.sleep')
       assert.deepEqual(
         sleeps.map((r) => r.wakeAt),
         [start + HOUR],
@@ -127,7 +127,7 @@ export const waitCases = [
     async run(context) {
       const seen: unknown[] = []
       const harness = approvalHarness(seen)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'refund' })
       const chunks = await drain(session.send('refund please'))
       const [question] = customEvents(chunks, HARNESS_EVENTS.question) as Array<{
@@ -138,8 +138,8 @@ export const waitCases = [
       assert.ok(question, 'the stream carries the question')
       assert.equal(question.message, 'Refund order 42?')
       assert.equal((question.schema as { type?: string }).type, 'object', 'the question carries its JSON Schema')
-      assert.equal(harnessRecords(await readFrom(context.store, 'refund'), 'harness.ask').length, 1)
-      const other = await startProcess(context, harness, 'other-host')
+      assert.equal(recordsOf(await readFrom(context.store, 'refund'), 'harness.ask').length, 1)
+      const other = await startCaseMachine(context, harness, 'other-host')
       const before = (await readFrom(context.store, 'refund')).length
       await expectCode(
         other.host.answer({ sessionId: 'refund', questionId: question.questionId, answer: { approve: 'yes' } }),
@@ -163,8 +163,8 @@ export const waitCases = [
       assert.deepEqual(seen, [{ approve: true, note: 'ok' }])
       const entries = await readFrom(context.store, 'refund')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'refunded')
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.tool.result')[0]?.result, 'refunded')
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -175,11 +175,11 @@ export const waitCases = [
     requires: [...waits, 'sessions'],
     async run(context) {
       const seen: unknown[] = []
-      const proc = await startProcess(context, approvalHarness(seen), 'host')
+      const proc = await startCaseMachine(context, approvalHarness(seen), 'host')
       const asking = await proc.host.open({ sessionId: 'refund' })
       const chunks = await drain(asking.send('refund please'))
       const [question] = customEvents(chunks, HARNESS_EVENTS.question) as Array<{ questionId: string }>
-      const sleeper = await startProcess(context, sleeperHarness([]), 'sleeper')
+      const sleeper = await startCaseMachine(context, sleeperHarness([]), 'sleeper')
       await drain((await sleeper.host.open({ sessionId: 'nap' })).send('sleep'))
       const sessions = context.store.sessions!
       assert.deepEqual(await sessions.waiting(), ['refund'], 'the session that asks waits for a person; the sleeping one does not')
@@ -200,7 +200,7 @@ export const waitCases = [
     async run(context) {
       const seen: unknown[] = []
       const harness = approvalHarness(seen)
-      const answerer = await startProcess(context, harness, 'answering-host')
+      const answerer = await startCaseMachine(context, harness, 'answering-host')
       const inner = await context.openStore()
       // The moment the park is logged, another host answers, before the parking host is done.
       const racing: typeof inner = {
@@ -208,19 +208,19 @@ export const waitCases = [
         async append(logId, expectedSeq, records) {
           const result = await inner.append(logId, expectedSeq, records)
           if (records.some((r) => r.type === 'harness.parked')) {
-            const ask = harnessRecords(await readFrom(inner, logId), 'harness.ask')[0]!
+            const ask = recordsOf(await readFrom(inner, logId), 'harness.ask')[0]!
             await answerer.host.answer({ sessionId: logId, questionId: `${ask.toolCallId}:${ask.name}`, answer: { approve: true } })
           }
           return result
         },
       }
-      const host = createHost({ store: racing, harnesses: harness, clock: context.clock, leaseMs: LEASE_MS, hostId: 'parking-host' })
+      const host = createHost({ store: racing, harnesses: harness, clock: context.clock, leaseMs: TEST_LEASE_MS, hostId: 'parking-host' })
       const session = await host.open({ sessionId: 'refund' })
       await drain(session.send('refund please'))
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, ['refund'], 'the answered session is due at once')
       assert.deepEqual(seen, [{ approve: true }])
-      assert.equal(harnessRecords(await readFrom(context.store, 'refund'), 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(await readFrom(context.store, 'refund'), 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -231,25 +231,25 @@ export const waitCases = [
     async run(context) {
       const seen: unknown[] = []
       const harness = approvalHarness(seen)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'refund' })
       const chunks = await drain(session.send('refund please'))
       const [question] = customEvents(chunks, HARNESS_EVENTS.question) as Array<{ questionId: string }>
       await proc.host.answer({ sessionId: 'refund', questionId: question!.questionId, answer: { approve: false } })
-      const resumer = await startProcess(context, harness, 'resumer')
+      const resumer = await startCaseMachine(context, harness, 'resumer')
       resumer.store.crashOnAppend((records: readonly LogRecord[]) => records.some((r) => r.type === 'harness.tool.result'), 'before')
       const reopened = await resumer.host.open({ sessionId: 'refund' })
       await runUntilCrash(resumer, reopened.resume(), 'resume after the answer')
-      context.clock.advance(LEASE_MS + 1)
-      const last = await startProcess(context, harness, 'last')
+      context.clock.advance(TEST_LEASE_MS + 1)
+      const last = await startCaseMachine(context, harness, 'last')
       const again = await last.host.open({ sessionId: 'refund' })
       const after = await drain(again.resume())
       assert.equal(customEvents(after, HARNESS_EVENTS.question).length, 0, 'no second question')
       assert.deepEqual(seen, [{ approve: false }, { approve: false }])
       const entries = await again.entries()
-      assert.equal(harnessRecords(entries, 'harness.ask').length, 1)
-      assert.equal(harnessRecords(entries, 'harness.answer').length, 1)
-      assert.equal(harnessRecords(entries, 'harness.tool.result')[0]?.result, 'kept')
+      assert.equal(recordsOf(entries, 'harness.ask').length, 1)
+      assert.equal(recordsOf(entries, 'harness.answer').length, 1)
+      assert.equal(recordsOf(entries, 'harness.tool.result')[0]?.result, 'kept')
       await again.close()
     },
   }),
@@ -269,16 +269,16 @@ export const waitCases = [
         return 'done'
       })
       const harness = defineHarness({ name: 'work', adapter: callOnce('work'), tools: [tool] })
-      const proc = await startProcess(context, harness, 'doomed-host')
+      const proc = await startCaseMachine(context, harness, 'doomed-host')
       proc.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.step' && r.name === 'one'), 'after')
       const session = await proc.host.open({ sessionId: 'job' })
       await runUntilCrash(proc, session.send('go'), 'work')
       const w = await worker(context, harness, 'worker')
       assert.deepEqual((await w.poll()).resumed, [], 'not before the lease expires')
-      context.clock.advance(LEASE_MS)
+      context.clock.advance(TEST_LEASE_MS)
       assert.deepEqual((await w.poll()).resumed, ['job'])
       assert.deepEqual(runs, ['one', 'two'])
-      assert.equal(harnessRecords(await readFrom(context.store, 'job'), 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(await readFrom(context.store, 'job'), 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -312,7 +312,7 @@ export const waitCases = [
         return 'done'
       })
       const harness = defineHarness({ name: 'work', adapter: callOnce('work'), tools: [tool] })
-      const proc = await startProcess(context, harness, 'deploying-host')
+      const proc = await startCaseMachine(context, harness, 'deploying-host')
       const session = await proc.host.open({ sessionId: 'job' })
       const streaming = drain(session.send('go')).catch((error: unknown) => error)
       await inside
@@ -326,7 +326,7 @@ export const waitCases = [
       assert.deepEqual(runs, ['one', 'two'])
       const entries = await readFrom(context.store, 'job')
       assertWellFormed(entries)
-      assert.equal(harnessRecords(entries, 'harness.turn.finished').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.finished').length, 1)
       await w.stop()
     },
   }),
@@ -337,7 +337,7 @@ export const waitCases = [
     async run(context) {
       const seen: unknown[] = []
       const harness = approvalHarness(seen)
-      const proc = await startProcess(context, harness, 'host')
+      const proc = await startCaseMachine(context, harness, 'host')
       const session = await proc.host.open({ sessionId: 'refund' })
       const chunks = await drain(session.send('refund please'))
       const [question] = customEvents(chunks, HARNESS_EVENTS.question) as Array<{ questionId: string }>
@@ -345,13 +345,13 @@ export const waitCases = [
       await again.cancel('the customer changed their mind')
       await again.close()
       const entries = await readFrom(context.store, 'refund')
-      assert.equal(harnessRecords(entries, 'harness.turn.cancelled').length, 1)
+      assert.equal(recordsOf(entries, 'harness.turn.cancelled').length, 1)
       await expectCode(
         proc.host.answer({ sessionId: 'refund', questionId: question!.questionId, answer: { approve: true } }),
         'QUESTION_NOT_FOUND',
         'answer after cancel',
       )
-      context.clock.advance(LEASE_MS * 10)
+      context.clock.advance(TEST_LEASE_MS * 10)
       const w = await worker(context, harness, 'worker')
       const result = await w.poll()
       assert.deepEqual(result.resumed, [])

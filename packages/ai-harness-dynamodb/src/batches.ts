@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb'
 import { HarnessError, type LogRecord, type StoreLimits } from '@tanstack/ai-harness/store'
 import type { ReadAhead, TailCache } from './caches.js'
-import { ATTR, FIRST_BATCH_SK, type KeyLayout, LAST_BATCH_SK, numberAttr, slotOf, stringAttr } from './keys.js'
+import { ATTR, FIRST_BATCH_SK, type KeyLayout, LAST_BATCH_SK, numberAttr, slotOf, stringAttr, type Tail } from './keys.js'
 import type { Send } from './send.js'
 
 /** What the log operations share. */
@@ -107,12 +107,6 @@ export function queryBatches(ctx: Pick<LogContext, 'tableName' | 'send'>, pk: st
       { abortSignal },
     ),
   )
-}
-
-/** Where the log of an id is now: its live generation and the next free seq in it. */
-export interface Tail {
-  readonly gen: number
-  readonly next: number
 }
 
 /** Close tombstones `delete` may put at once past the tail; a tail read looks past twice as many. */

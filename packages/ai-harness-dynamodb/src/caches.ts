@@ -1,25 +1,5 @@
-import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
-import type { Tail } from './batches.js'
-
-/** A Map that forgets its least recently set entry past `max`: the caches only save requests. */
-class Bounded<V> {
-  readonly #map = new Map<string, V>()
-  constructor(private readonly max: number) {}
-
-  get(key: string): V | undefined {
-    return this.#map.get(key)
-  }
-
-  set(key: string, value: V): void {
-    this.#map.delete(key)
-    this.#map.set(key, value)
-    if (this.#map.size > this.max) this.#map.delete(this.#map.keys().next().value!)
-  }
-
-  delete(key: string): void {
-    this.#map.delete(key)
-  }
-}
+import { boundedMap, type LogEntry, type LogRecord } from '@tanstack/ai-harness/store'
+import type { Tail } from './keys.js'
 
 /**
  * Where this instance last saw each log end, in its live generation. A value means
@@ -29,9 +9,10 @@ class Bounded<V> {
  * already holds that slot and the condition fails.
  */
 export class TailCache {
-  readonly #tails: Bounded<Tail>
+  readonly #tails: Map<string, Tail>
   constructor(maxLogs = 10_000) {
-    this.#tails = new Bounded(maxLogs)
+    // Forgetting a tail only costs a tail read on the next append.
+    this.#tails = boundedMap(maxLogs)
   }
 
   get(logId: string): Tail | undefined {

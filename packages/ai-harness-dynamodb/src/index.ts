@@ -10,6 +10,7 @@ import {
   type LeaseStore,
   type SessionListStore,
   type StoreLimits,
+  type StoreRetryOptions,
   systemClock,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
@@ -23,13 +24,12 @@ import { readEntries } from './read.js'
 import { retryingSender } from './send.js'
 import { dynamoSessions } from './sessions.js'
 import { DEFAULT_TABLE_NAME } from './table.js'
-import type { DynamoRetryOptions } from './transient.js'
 import { dynamoWakeups } from './wakeups.js'
 
 export { createHarnessTable, DEFAULT_TABLE_NAME, harnessTableDefinition, type CreateHarnessTableOptions } from './table.js'
 export { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES } from './limits.js'
 export { deleteNamespace, dumpNamespace, scanNamespace, type NamespaceOptions } from './namespace.js'
-export { isConditionFailed, isTransientDynamoError, type DynamoRetryOptions } from './transient.js'
+export { isConditionFailed, isTransientDynamoError } from './transient.js'
 export { DEFAULT_REQUEST_TIMEOUT_MS } from './send.js'
 export { ATTR, SESSION_INDEX, WAKEUP_INDEX } from './keys.js'
 
@@ -57,7 +57,7 @@ export interface DynamoDbStoreOptions {
    */
   limits?: Partial<StoreLimits>
   /** Retry of throttling, 5xx, timeouts and lost connections. Default: 5 retries, 20 ms to 2 s backoff with full jitter. */
-  retry?: DynamoRetryOptions
+  retry?: StoreRetryOptions
   /**
    * Deadline of each request (each try), in ms: a try with no answer by then is abandoned
    * (its socket closed) and counts as a transient failure, so it is retried, and after the

@@ -146,3 +146,9 @@ export function numberAttr(item: Record<string, { N?: string }> | undefined, nam
     throw new HarnessError('SESSION_CORRUPT', `An item is missing its "${name}" attribute; was the table written outside this store?`)
   return Number(value)
 }
+
+/** Where the log of an id is now: its live generation and the next free seq in it. */
+export interface Tail {
+  readonly gen: number
+  readonly next: number
+}

@@ -1,13 +1,14 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
 import {
   assertLogId,
+  checkLease,
+  checkOwner,
   type Clock,
-  HarnessError,
   type Lease,
+  leaseExpiry,
   LeaseHeldError,
   LeaseLostError,
   type LeaseStore,
-  MAX_TIME_MS,
   type StoreLimits,
 } from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, LEASE_SK, numberAttr } from './keys.js'
@@ -26,28 +27,7 @@ const NAMES = { '#o': ATTR.owner, '#f': ATTR.fence, '#x': ATTR.expiresAt, '#h': 
 // DynamoDB refuses names an expression does not use.
 const { '#x': _expiry, ...RELEASE_NAMES } = NAMES
 
-/** The expiry of a lease taken or renewed now for `ttlMs`: a time the store keeps, at most MAX_TIME_MS. */
-function expiryOf(now: number, ttlMs: unknown): number {
-  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new HarnessError('INVALID_ARGUMENT', `A lease ttl must be a positive number of ms, not ${String(ttlMs)}.`)
-  }
-  const expiresAt = now + ttlMs
-  if (!(now >= 0 && expiresAt <= MAX_TIME_MS)) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `A lease would expire at ${expiresAt} ms, outside the times a store keeps (0 to MAX_TIME_MS, ${MAX_TIME_MS}). Use a shorter ttl, or check the clock.`,
-    )
-  }
-  return expiresAt
-}
-
-function assertLease(lease: unknown): asserts lease is Lease {
-  const l = lease as Partial<Lease> | null
-  if (typeof l !== 'object' || l === null || typeof l.owner !== 'string' || typeof l.fence !== 'number' || typeof l.logId !== 'string') {
-    throw new HarnessError('INVALID_ARGUMENT', 'Pass the lease object that acquire or renew returned.')
-  }
-}
-
+// long: the three lease calls share the key and the attribute names, and each is one conditional UpdateItem
 /**
  * Leases as one item per session, changed only by conditional UpdateItem calls, so
  * DynamoDB decides every race. The item outlives a release (`h` = false) to keep the
@@ -59,9 +39,9 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
   return {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, ctx.limits)
-      if (typeof owner !== 'string' || owner === '') throw new HarnessError('INVALID_ARGUMENT', 'A lease owner must be a non-empty string.')
+      checkOwner(owner)
       const now = ctx.clock.now()
-      const expiresAt = expiryOf(now, ttlMs)
+      const expiresAt = leaseExpiry(now, ttlMs)
       try {
         const out = await ctx.send((client, { abortSignal }) =>
           client.send(
@@ -93,9 +73,9 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
     },
 
     async renew(lease, ttlMs) {
-      assertLease(lease)
+      checkLease(lease, ctx.limits)
       const now = ctx.clock.now()
-      const expiresAt = expiryOf(now, ttlMs)
+      const expiresAt = leaseExpiry(now, ttlMs)
       try {
         await ctx.send((client, { abortSignal }) =>
           client.send(
@@ -124,7 +104,7 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
     },
 
     async release(lease) {
-      assertLease(lease)
+      checkLease(lease, ctx.limits)
       await ctx.send(async (client, attempt) => {
         try {
           await client.send(

@@ -3,13 +3,13 @@ import { deleteKeys } from './batches.js'
 import { ATTR, keyLayout } from './keys.js'
 import { retryingSender } from './send.js'
 import { DEFAULT_TABLE_NAME } from './table.js'
-import type { DynamoRetryOptions } from './transient.js'
+import type { StoreRetryOptions } from '@tanstack/ai-harness/store'
 
 export interface NamespaceOptions {
   client: DynamoDBClient
   tableName?: string
   namespace: string
-  retry?: DynamoRetryOptions
+  retry?: StoreRetryOptions
 }
 
 /**

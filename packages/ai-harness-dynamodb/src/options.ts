@@ -1,4 +1,4 @@
-import { HarnessError, isWellFormedText, type StoreLimits, utf8Length } from '@tanstack/ai-harness/store'
+import { checkRetryOptions, HarnessError, isWellFormedText, type StoreLimits, utf8Length } from '@tanstack/ai-harness/store'
 import { keyLayout } from './keys.js'
 import { DYNAMODB_DEFAULT_LIMITS, DYNAMODB_MAX_ITEM_BYTES, itemOverheadBytes } from './limits.js'
 
@@ -28,7 +28,6 @@ export function assertKnownKeys(where: string, value: Record<string, unknown>, k
 
 const STORE_OPTIONS = ['tableName', 'namespace', 'client', 'clientConfig', 'clock', 'limits', 'retry', 'requestTimeoutMs'] as const
 const LIMIT_KEYS = ['maxRecordBytes', 'maxBatchBytes', 'maxBatchRecords', 'maxLogIdBytes'] as const
-const RETRY_KEYS = ['isTransient', 'retries', 'baseMs', 'maxMs', 'sleep', 'random', 'onRetry'] as const
 /** DynamoDB's rule for table names. */
 const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/
 /** The shortest room for log ids a namespace may leave: a UUID's. */
@@ -68,7 +67,7 @@ export function checkStoreOptions(options: unknown): void {
   }
   if (clock !== undefined && !(isObject(clock) && typeof clock.now === 'function'))
     invalidThrow('clock', 'an object with now(): number', clock)
-  if (retry !== undefined) checkRetry('dynamoDbStore', retry)
+  checkRetryOptions('dynamoDbStore', retry)
   if (
     requestTimeoutMs !== undefined &&
     !(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && requestTimeoutMs <= MAX_TIMEOUT_MS)
@@ -87,26 +86,6 @@ export function checkTableName(where: string, tableName: unknown): void {
       'INVALID_ARGUMENT',
       `${where}: option tableName must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -); got ${shown(tableName)}.`,
     )
-  }
-}
-
-/** The retry settings a store or helper accepts (`RetryOptions` of the core). */
-export function checkRetry(where: string, retry: unknown): void {
-  if (!isObject(retry))
-    throw new HarnessError('INVALID_ARGUMENT', `${where}: option retry must be an object like { retries: 5 }; got ${shown(retry)}.`)
-  assertKnownKeys(`${where} retry`, retry, RETRY_KEYS)
-  const { retries, baseMs, maxMs } = retry
-  if (retries !== undefined && !(Number.isSafeInteger(retries) && (retries as number) >= 0))
-    invalidThrow('retry.retries', 'an integer >= 0', retries)
-  for (const [name, value] of [
-    ['retry.baseMs', baseMs],
-    ['retry.maxMs', maxMs],
-  ] as const) {
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0))
-      invalidThrow(name, 'a number of ms >= 0', value)
-  }
-  for (const name of ['isTransient', 'sleep', 'random', 'onRetry'] as const) {
-    if (retry[name] !== undefined && typeof retry[name] !== 'function') invalidThrow(`retry.${name}`, 'a function', retry[name])
   }
 }
 

@@ -1,6 +1,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
-import { type DynamoRetryOptions, isConditionFailed, isTransientDynamoError } from './transient.js'
+import {
+  DEFAULT_RETRIES,
+  HarnessError,
+  isHarnessError,
+  type RetryOptions,
+  type StoreRetryOptions,
+  withRetry,
+} from '@tanstack/ai-harness/store'
+import { isConditionFailed, isTransientDynamoError } from './transient.js'
 
 /** Default deadline of one request (one try), in ms. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000
@@ -16,7 +23,7 @@ export interface Attempt {
 export type Send = <T>(call: (client: DynamoDBClient, attempt: Attempt) => Promise<T>) => Promise<T>
 
 export interface SenderOptions {
-  retry?: DynamoRetryOptions
+  retry?: StoreRetryOptions
   /** Deadline of each try, in ms. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number
 }
@@ -39,7 +46,7 @@ export function retryingSender(client: DynamoDBClient, options: SenderOptions = 
       return await withRetry((number) => withDeadline(timeoutMs, (abortSignal) => call(client, { number, abortSignal })), retry)
     } catch (error) {
       if (isHarnessError(error) || isConditionFailed(error)) throw error
-      throw unavailable(error, isTransient(error), retry.retries ?? 5)
+      throw unavailable(error, isTransient(error), retry.retries ?? DEFAULT_RETRIES)
     }
   }
 }

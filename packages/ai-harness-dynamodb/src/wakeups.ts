@@ -2,10 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
 import {
   assertLogId,
+  checkCount,
+  checkDuration,
+  checkTime,
   type Clock,
-  HarnessError,
-  MAX_TIME_MS,
+  compareWakeups,
   type StoreLimits,
+  timeAfter,
   WAITING_FOR_PERSON,
   type Wakeup,
   type WakeupStore,
@@ -22,16 +25,6 @@ export interface WakeupContext {
   readonly clock: Clock
 }
 
-/** A time the store keeps: ms since the epoch in [0, MAX_TIME_MS], fractions kept as they are. */
-function assertTime(at: unknown, what: string): asserts at is number {
-  if (typeof at !== 'number' || !(at >= 0 && at <= MAX_TIME_MS)) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `${what} must be ms since the epoch between 0 and MAX_TIME_MS (${MAX_TIME_MS}), not ${String(at)}.`,
-    )
-  }
-}
-
 interface DueCandidate extends Wakeup {
   readonly pk: string
 }
@@ -44,41 +37,10 @@ interface DueCandidate extends Wakeup {
  * we saw it): two workers never take the same wakeup, even on a stale index page.
  */
 export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
-  const key = (pk: string) => ({ [ATTR.pk]: { S: pk }, [ATTR.sk]: { S: WAKEUP_SK } })
-
-  async function* dueCandidates(now: number, pageSize: number): AsyncGenerator<DueCandidate[]> {
-    let startKey: Record<string, AttributeValue> | undefined
-    do {
-      const out = await ctx.send((client, { abortSignal }) =>
-        client.send(
-          new QueryCommand({
-            TableName: ctx.tableName,
-            IndexName: WAKEUP_INDEX,
-            KeyConditionExpression: '#wk = :wk AND #at <= :now',
-            ExpressionAttributeNames: { '#wk': ATTR.wakeupPartition, '#at': ATTR.wakeupAt },
-            ExpressionAttributeValues: { ':wk': { S: ctx.keys.wakeupPartition }, ':now': { N: String(now) } },
-            ScanIndexForward: true,
-            Limit: pageSize,
-            ExclusiveStartKey: startKey,
-          }),
-          { abortSignal },
-        ),
-      )
-      const page = (out.Items ?? []).map((item) => {
-        const pk = stringAttr(item, ATTR.pk)
-        return { pk, logId: ctx.keys.logIdOf(pk), at: numberAttr(item, ATTR.wakeupAt) }
-      })
-      // Equal times come back in no promised order; make ties stable by session id.
-      page.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
-      yield page
-      startKey = out.LastEvaluatedKey
-    } while (startKey)
-  }
-
   return {
     async schedule(logId, at) {
       assertLogId(logId, ctx.limits)
-      assertTime(at, 'A wakeup time')
+      checkTime(at, 'A wakeup time')
       const pk = ctx.keys.pk(logId)
       await ctx.send((client, { abortSignal }) =>
         client.send(
@@ -106,10 +68,10 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
     },
 
     async due(wanted) {
-      const limit = Math.floor(wanted)
-      if (!(limit > 0)) return []
+      const limit = checkCount(wanted, "due's limit")
+      if (limit === 0) return []
       const due: Wakeup[] = []
-      for await (const page of dueCandidates(ctx.clock.now(), limit)) {
+      for await (const page of dueCandidates(ctx, ctx.clock.now(), limit)) {
         for (const { logId, at } of page) if (due.length < limit) due.push({ logId, at })
         if (due.length >= limit) break
       }
@@ -117,53 +79,84 @@ export function dynamoWakeups(ctx: WakeupContext): WakeupStore {
     },
 
     async claim(wanted, holdMs) {
-      const limit = Math.floor(wanted)
-      if (!(limit > 0)) return []
-      if (typeof holdMs !== 'number' || !Number.isFinite(holdMs) || holdMs < 0) {
-        throw new HarnessError('INVALID_ARGUMENT', 'claim needs holdMs >= 0: how long a claimed wakeup stays hidden.')
-      }
+      const limit = checkCount(wanted, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
+      if (limit === 0) return []
       const now = ctx.clock.now()
       // A hold past the latest time a store keeps hides the wakeup until then.
-      const until = Math.min(MAX_TIME_MS, now + holdMs)
+      const until = timeAfter(now, hold)
       const claimed: Wakeup[] = []
-      for await (const page of dueCandidates(now, limit)) {
+      for await (const page of dueCandidates(ctx, now, limit)) {
         // Claim in the page's order, a few at a time, never more than still wanted.
         for (let i = 0; i < page.length && claimed.length < limit; ) {
           const chunk = page.slice(i, i + (limit - claimed.length))
           i += chunk.length
-          const won = await Promise.all(chunk.map((candidate) => take(candidate, until)))
+          const won = await Promise.all(chunk.map((candidate) => take(ctx, candidate, until)))
           chunk.forEach((candidate, j) => {
             if (won[j]) claimed.push({ logId: candidate.logId, at: candidate.at })
           })
         }
         if (claimed.length >= limit) break
       }
-      return claimed.sort((a, b) => a.at - b.at || (a.logId < b.logId ? -1 : a.logId > b.logId ? 1 : 0))
+      return claimed.sort(compareWakeups)
     },
   }
+}
 
-  /** Moves one wakeup to `until` if it is still the one we saw; false when another worker got it. */
-  async function take(candidate: DueCandidate, until: number): Promise<boolean> {
-    const token = randomUUID()
-    try {
-      await ctx.send((client, attempt) =>
-        client.send(
-          new UpdateItemCommand({
-            TableName: ctx.tableName,
-            Key: key(candidate.pk),
-            // On a retry our own first try may have landed: our token says so.
-            ConditionExpression: attempt.number === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
-            UpdateExpression: 'SET #at = :until, #c = :token',
-            ExpressionAttributeNames: { '#at': ATTR.wakeupAt, '#c': ATTR.claimToken },
-            ExpressionAttributeValues: { ':seen': { N: String(candidate.at) }, ':until': { N: String(until) }, ':token': { S: token } },
-          }),
-          { abortSignal: attempt.abortSignal },
-        ),
-      )
-      return true
-    } catch (error) {
-      if (isConditionFailed(error)) return false
-      throw error
-    }
+/** The key of a session's wakeup item. */
+const key = (pk: string) => ({ [ATTR.pk]: { S: pk }, [ATTR.sk]: { S: WAKEUP_SK } })
+
+/** The due wakeups from the index, a page at a time, ordered by `compareWakeups` within each page. */
+async function* dueCandidates(ctx: WakeupContext, now: number, pageSize: number): AsyncGenerator<DueCandidate[]> {
+  let startKey: Record<string, AttributeValue> | undefined
+  do {
+    const out = await ctx.send((client, { abortSignal }) =>
+      client.send(
+        new QueryCommand({
+          TableName: ctx.tableName,
+          IndexName: WAKEUP_INDEX,
+          KeyConditionExpression: '#wk = :wk AND #at <= :now',
+          ExpressionAttributeNames: { '#wk': ATTR.wakeupPartition, '#at': ATTR.wakeupAt },
+          ExpressionAttributeValues: { ':wk': { S: ctx.keys.wakeupPartition }, ':now': { N: String(now) } },
+          ScanIndexForward: true,
+          Limit: pageSize,
+          ExclusiveStartKey: startKey,
+        }),
+        { abortSignal },
+      ),
+    )
+    const page = (out.Items ?? []).map((item) => {
+      const pk = stringAttr(item, ATTR.pk)
+      return { pk, logId: ctx.keys.logIdOf(pk), at: numberAttr(item, ATTR.wakeupAt) }
+    })
+    // Equal times come back in no promised order; make ties stable by session id.
+    page.sort(compareWakeups)
+    yield page
+    startKey = out.LastEvaluatedKey
+  } while (startKey)
+}
+
+/** Moves one wakeup to `until` if it is still the one we saw; false when another worker got it. */
+async function take(ctx: WakeupContext, candidate: DueCandidate, until: number): Promise<boolean> {
+  const token = randomUUID()
+  try {
+    await ctx.send((client, attempt) =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: ctx.tableName,
+          Key: key(candidate.pk),
+          // On a retry our own first try may have landed: our token says so.
+          ConditionExpression: attempt.number === 0 ? '#at = :seen' : '#at = :seen OR #c = :token',
+          UpdateExpression: 'SET #at = :until, #c = :token',
+          ExpressionAttributeNames: { '#at': ATTR.wakeupAt, '#c': ATTR.claimToken },
+          ExpressionAttributeValues: { ':seen': { N: String(candidate.at) }, ':until': { N: String(until) }, ':token': { S: token } },
+        }),
+        { abortSignal: attempt.abortSignal },
+      ),
+    )
+    return true
+  } catch (error) {
+    if (isConditionFailed(error)) return false
+    throw error
   }
 }

@@ -1,7 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { runConformance } from '@tanstack/ai-harness-conformance'
 import { afterAll, inject } from 'vitest'
-import { deleteNamespace, dumpNamespace, dynamoDbStore } from '../src/index.js'
+import { dynamoDbStore } from '../src/index.js'
+import { failAppendWrites } from './support/fault-hook.js'
+import { dynamoNamespaceData } from './support/namespace-data.js'
 import { clientConfig } from './target.js'
 
 const target = inject('dynamodb')
@@ -13,8 +15,15 @@ afterAll(() => admin.destroy())
 runConformance({
   name: `dynamodb (${target.emulator === 'dynalite' ? 'dynalite' : target.endpoint})`,
   createStore: ({ namespace, clock }) => dynamoDbStore({ tableName, namespace, clock, clientConfig: clientConfig(target) }),
-  dump: ({ namespace }) => dumpNamespace({ client: admin, tableName, namespace }),
-  cleanup: ({ namespace }) => deleteNamespace({ client: admin, tableName, namespace }),
+  ...dynamoNamespaceData(admin, tableName),
+  faults: {
+    createStore: (context) => {
+      const { namespace, clock, retry } = context
+      const store = dynamoDbStore({ tableName, namespace, clock, clientConfig: clientConfig(target), retry })
+      failAppendWrites(store.client, context)
+      return store
+    },
+  },
   skip: {
     fencing:
       'an append is one conditional PutItem on the batch item; the lease is another item, and dynalite has no TransactWriteItems to check both at once',

@@ -5,7 +5,7 @@ import { deleteNamespace, dynamoDbStore } from '../src/index.js'
 import { clientConfig } from './target.js'
 
 // The runtime against DynamoDB (dynalite) through a TCP proxy that cuts, resets and
-// blackholes connections (issue 19, items 1, 2, 3 and 6). The SDK has no request
+// blackholes connections (the shared network fault scenarios). The SDK has no request
 // timeout here: the runtime's deadlines must end every wait.
 const target = inject('dynamodb')
 const namespace = `netfaults-${Date.now().toString(36)}`

@@ -3,9 +3,16 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  checkCount,
+  checkDuration,
+  checkLease,
+  checkLeaseTtl,
   checkListSessionsOptions,
+  checkOwner,
+  checkTime,
   type Clock,
   compareCodePoints,
+  compareWakeups,
   HarnessError,
   type HarnessStore,
   LeaseHeldError,
@@ -19,11 +26,11 @@ import {
   type SessionListStore,
   type StoreLimits,
   systemClock,
+  timeAfter,
   WAITING_FOR_PERSON,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
-import { checkDuration, checkLease, checkLimit, checkOwner, checkTime, later } from './arguments.js'
 import { createMemoryData, type MemoryData } from './memory-data.js'
 import { checkOptions, MEMORY_DEFAULT_LIMITS, type MemoryStoreOptions } from './options.js'
 
@@ -51,102 +58,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     ...MEMORY_DEFAULT_LIMITS,
     ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)),
   }
-  const now = () => {
-    const time = clock.now()
-    if (typeof time !== 'number' || !Number.isFinite(time)) {
-      throw new HarnessError('INVALID_ARGUMENT', `clock.now() must return a finite number of ms since the epoch, not ${String(time)}.`)
-    }
-    return time
-  }
+  const now = checkedNow(clock)
 
-  const leases: LeaseStore = {
-    async acquire(logId, owner, ttlMs) {
-      assertLogId(logId, limits)
-      checkOwner(owner)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
-      await tick()
-      const at = now()
-      const current = data.leases.get(logId)
-      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
-      // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: later(at, ttl) }
-      data.leases.set(logId, next)
-      return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
-    },
-    async renew(lease, ttlMs) {
-      checkLease(lease, limits)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
-      await tick()
-      const at = now()
-      const current = data.leases.get(lease.logId)
-      if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
-        throw new LeaseLostError(lease.logId)
-      }
-      current.expiresAt = later(at, ttl)
-      return { ...lease, expiresAt: current.expiresAt }
-    },
-    async release(lease) {
-      checkLease(lease, limits)
-      await tick()
-      const current = data.leases.get(lease.logId)
-      if (!current || current.fence !== lease.fence || current.owner !== lease.owner) {
-        throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
-      }
-      // Nothing stays behind: the fences' counter is global.
-      data.leases.delete(lease.logId)
-    },
-  }
+  const leases = memoryLeases(data, limits, now)
+  const wakeups = memoryWakeups(data, limits, now)
 
-  const wakeups: WakeupStore = {
-    async schedule(logId, at) {
-      assertLogId(logId, limits)
-      const when = checkTime(at, 'A wakeup time')
-      await tick()
-      data.wakeups.set(logId, when)
-    },
-    async cancel(logId) {
-      assertLogId(logId, limits)
-      await tick()
-      data.wakeups.delete(logId)
-    },
-    async due(limit) {
-      const max = checkLimit(limit, "due's limit")
-      await tick()
-      return dueNow(data, now(), max)
-    },
-    async claim(limit, holdMs) {
-      const max = checkLimit(limit, "claim's limit")
-      const hold = checkDuration(holdMs, 'holdMs')
-      await tick()
-      const at = now()
-      const taken = dueNow(data, at, max)
-      for (const wakeup of taken) data.wakeups.set(wakeup.logId, later(at, hold))
-      return taken
-    },
-  }
-
-  // The memory store has no index: it sorts what it holds, which is fine in one process.
-  const page = (ids: Iterable<string>, after: string | undefined, limit: number) =>
-    [...ids]
-      .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
-      .sort(compareCodePoints)
-      .slice(0, limit)
-  const sessions: SessionListStore = {
-    async list(options) {
-      const { after, limit } = checkListSessionsOptions(options)
-      await tick()
-      // A log with no records is no session (delete removes the entry; a data set shared
-      // with other code may hold an empty one).
-      const ids = [...data.logs].filter(([, log]) => log.length > 0).map(([logId]) => logId)
-      return page(ids, after, limit)
-    },
-    async waiting(options) {
-      const { after, limit } = checkListSessionsOptions(options)
-      await tick()
-      const ids = [...data.wakeups].filter(([, at]) => at === WAITING_FOR_PERSON).map(([logId]) => logId)
-      return page(ids, after, limit)
-    },
-  }
+  const sessions = memorySessions(data)
 
   return {
     limits,
@@ -184,7 +101,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       if (typeof from !== 'number' || Number.isNaN(from)) {
         throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
       }
-      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkLimit(limit, "read's limit")
+      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
       await tick()
       const log = data.logs.get(logId) ?? []
       const after = Math.max(0, Math.floor(from))
@@ -208,9 +125,117 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   }
 }
 
+/** The session listings: the memory store has no index, so it sorts what it holds (fine in one process). */
+function memorySessions(data: MemoryData): SessionListStore {
+  const page = (ids: Iterable<string>, after: string | undefined, limit: number) =>
+    [...ids]
+      .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
+      .sort(compareCodePoints)
+      .slice(0, limit)
+  return {
+    async list(options) {
+      const { after, limit } = checkListSessionsOptions(options)
+      await tick()
+      // A log with no records is no session (delete removes the entry; a data set shared
+      // with other code may hold an empty one).
+      const ids = [...data.logs].filter(([, log]) => log.length > 0).map(([logId]) => logId)
+      return page(ids, after, limit)
+    },
+    async waiting(options) {
+      const { after, limit } = checkListSessionsOptions(options)
+      await tick()
+      const ids = [...data.wakeups].filter(([, at]) => at === WAITING_FOR_PERSON).map(([logId]) => logId)
+      return page(ids, after, limit)
+    },
+  }
+}
+
+/** The clock's time, refused with `INVALID_ARGUMENT` when it is not a finite number of ms. */
+function checkedNow(clock: Clock): () => number {
+  return () => {
+    const time = clock.now()
+    if (typeof time !== 'number' || !Number.isFinite(time)) {
+      throw new HarnessError('INVALID_ARGUMENT', `clock.now() must return a finite number of ms since the epoch, not ${String(time)}.`)
+    }
+    return time
+  }
+}
+
+/** Leases in the data set: each call checks and changes them in one synchronous step after a tick. */
+function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number): LeaseStore {
+  return {
+    async acquire(logId, owner, ttlMs) {
+      assertLogId(logId, limits)
+      checkOwner(owner)
+      const ttl = checkLeaseTtl(ttlMs)
+      await tick()
+      const at = now()
+      const current = data.leases.get(logId)
+      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+      // From the data set's one counter: greater than every fence before, of any session.
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
+      data.leases.set(logId, next)
+      return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
+    },
+    async renew(lease, ttlMs) {
+      checkLease(lease, limits)
+      const ttl = checkLeaseTtl(ttlMs)
+      await tick()
+      const at = now()
+      const current = data.leases.get(lease.logId)
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner || current.expiresAt <= at) {
+        throw new LeaseLostError(lease.logId)
+      }
+      current.expiresAt = timeAfter(at, ttl)
+      return { ...lease, expiresAt: current.expiresAt }
+    },
+    async release(lease) {
+      checkLease(lease, limits)
+      await tick()
+      const current = data.leases.get(lease.logId)
+      if (!current || current.fence !== lease.fence || current.owner !== lease.owner) {
+        throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
+      }
+      // Nothing stays behind: the fences' counter is global.
+      data.leases.delete(lease.logId)
+    },
+  }
+}
+
+/** Wakeups in the data set, one per session: due and claim read them in `compareWakeups` order. */
+function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number): WakeupStore {
+  return {
+    async schedule(logId, at) {
+      assertLogId(logId, limits)
+      const when = checkTime(at, 'A wakeup time')
+      await tick()
+      data.wakeups.set(logId, when)
+    },
+    async cancel(logId) {
+      assertLogId(logId, limits)
+      await tick()
+      data.wakeups.delete(logId)
+    },
+    async due(limit) {
+      const max = checkCount(limit, "due's limit")
+      await tick()
+      return dueNow(data, now(), max)
+    },
+    async claim(limit, holdMs) {
+      const max = checkCount(limit, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
+      await tick()
+      const at = now()
+      const taken = dueNow(data, at, max)
+      for (const wakeup of taken) data.wakeups.set(wakeup.logId, timeAfter(at, hold))
+      return taken
+    },
+  }
+}
+
 function dueNow(data: MemoryData, now: number, limit: number): Wakeup[] {
   const due: Wakeup[] = []
   for (const [logId, at] of data.wakeups) if (at <= now) due.push({ logId, at })
-  due.sort((a, b) => a.at - b.at || compareCodePoints(a.logId, b.logId))
+  due.sort(compareWakeups)
   return due.slice(0, limit)
 }

@@ -2,7 +2,7 @@
  * The options of `memoryStore()`, its limits, and the check that refuses a wrong
  * option with `INVALID_ARGUMENT` naming the option and what it accepts.
  */
-import { type Clock, HarnessError, type StoreLimits } from '@tanstack/ai-harness/store'
+import { type Clock, DEFAULT_STORE_LIMITS, HarnessError, type StoreLimits } from '@tanstack/ai-harness/store'
 import type { MemoryData } from './memory-data.js'
 
 /**
@@ -11,12 +11,8 @@ import type { MemoryData } from './memory-data.js'
  */
 export const MEMORY_MAX_LOG_ID_BYTES = 2048
 
-/** Defaults chosen to match the PostgreSQL store, so an app moving between them meets the same limits. */
-export const MEMORY_DEFAULT_LIMITS: StoreLimits = {
-  maxRecordBytes: 256 * 1024,
-  maxBatchBytes: 1024 * 1024,
-  maxLogIdBytes: MEMORY_MAX_LOG_ID_BYTES,
-}
+/** The core's defaults (`DEFAULT_STORE_LIMITS`), as the PostgreSQL store's, so an app moving between them meets the same limits. */
+export const MEMORY_DEFAULT_LIMITS: StoreLimits = { ...DEFAULT_STORE_LIMITS, maxLogIdBytes: MEMORY_MAX_LOG_ID_BYTES }
 
 export interface MemoryStoreOptions {
   /** Share data between instances; default: a new, private data set (`createMemoryData()`). */

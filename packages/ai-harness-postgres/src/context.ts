@@ -3,7 +3,7 @@
  * the time to compare leases and wakeups against, and `run`, which retries transient
  * failures and turns what is left into typed errors.
  */
-import { type Clock, HarnessError, isHarnessError, type RetryOptions, type StoreLimits, withRetry } from '@tanstack/ai-harness/store'
+import { type Clock, HarnessError, isHarnessError, type StoreLimits, type StoreRetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import type { Driver } from './driver-types.js'
 import type { Statements, TableNames } from './sql.js'
 
@@ -31,7 +31,7 @@ export function createContext(options: {
   names: TableNames
   limits: StoreLimits
   clock: Clock | undefined
-  retry: Partial<RetryOptions> | undefined
+  retry: StoreRetryOptions | undefined
   isTransient: (error: unknown) => boolean
 }): StoreContext {
   const { names, isTransient, clock } = options

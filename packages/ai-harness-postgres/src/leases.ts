@@ -1,6 +1,14 @@
 /** Leases: acquire, renew, release, each one statement that compares against the store's time. */
-import { assertLogId, type Lease, LeaseHeldError, LeaseLostError, type LeaseStore } from '@tanstack/ai-harness/store'
-import { checkDuration, checkLease, checkOwner } from './arguments.js'
+import {
+  assertLogId,
+  checkLease,
+  checkLeaseTtl,
+  checkOwner,
+  type Lease,
+  LeaseHeldError,
+  LeaseLostError,
+  type LeaseStore,
+} from '@tanstack/ai-harness/store'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'
 
@@ -17,7 +25,7 @@ export function leaseStore(ctx: StoreContext): LeaseStore {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
       checkOwner(owner)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
+      const ttl = Math.ceil(checkLeaseTtl(ttlMs))
       const [row] = await ctx.run('lease acquire', () => driver.query(sql.acquireLease, [logId, owner, ctx.clockParam(), ttl]))
       if (row) return toLease(logId, owner, row)
       const [holder] = await ctx.run('lease acquire', () => driver.query(sql.leaseExpiry, [logId])).catch(() => [])
@@ -25,7 +33,7 @@ export function leaseStore(ctx: StoreContext): LeaseStore {
     },
     async renew(lease, ttlMs) {
       const { logId, owner, fence } = checkLease(lease, limits)
-      const ttl = checkDuration(ttlMs, 'ttlMs')
+      const ttl = Math.ceil(checkLeaseTtl(ttlMs))
       const [row] = await ctx.run('lease renew', () => driver.query(sql.renewLease, [logId, owner, fence, ctx.clockParam(), ttl]))
       if (!row) throw new LeaseLostError(logId)
       return { ...lease, expiresAt: Number(row.expires_at) }

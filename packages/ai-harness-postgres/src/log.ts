@@ -7,6 +7,7 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  checkLease,
   HarnessError,
   type Lease,
   LeaseLostError,
@@ -16,7 +17,7 @@ import {
   prepareBatch,
   type ReadOptions,
 } from '@tanstack/ai-harness/store'
-import { checkLease, checkLimit } from './arguments.js'
+import { sqlLimit } from './sql-arguments.js'
 import { type StoreContext, sqlStateOf } from './context.js'
 
 /**
@@ -32,6 +33,7 @@ export interface LogOperations {
   delete(logId: string): Promise<void>
 }
 
+// long: append, read and delete share the statements and the lease check; each is a few lines
 export function logOperations(ctx: StoreContext): LogOperations {
   const { driver, sql, limits } = ctx
 
@@ -94,7 +96,7 @@ export function logOperations(ctx: StoreContext): LogOperations {
         throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
       }
       const after = Math.max(0, Math.floor(from))
-      const limit = max === undefined ? null : checkLimit(max, "read's limit")
+      const limit = max === undefined ? null : sqlLimit(max, "read's limit")
       const last = limit === null ? Number.MAX_SAFE_INTEGER : after + limit
       const rows = await ctx.run('read', () => driver.query(sql.read, [logId, after, last, limit]))
       return rows.map((row) => ({ seq: Number(row.seq), record: JSON.parse(String(row.record)) as LogRecord }))

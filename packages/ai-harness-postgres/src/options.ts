@@ -3,7 +3,14 @@
  * one with `INVALID_ARGUMENT` naming the option and what it accepts, before anything
  * deeper could fail with a TypeError.
  */
-import { type Clock, HarnessError, type RetryOptions, type StoreLimits } from '@tanstack/ai-harness/store'
+import {
+  type Clock,
+  checkRetryOptions,
+  DEFAULT_STORE_LIMITS,
+  HarnessError,
+  type StoreLimits,
+  type StoreRetryOptions,
+} from '@tanstack/ai-harness/store'
 import type { PostgresClient } from './driver-types.js'
 
 /**
@@ -18,11 +25,7 @@ export const POSTGRES_MAX_LOG_ID_BYTES = 2048
  * statement parameter, so PostgreSQL itself would take far more; these keep one
  * append to one modest round trip, and match the memory store's defaults.
  */
-export const POSTGRES_DEFAULT_LIMITS: StoreLimits = {
-  maxRecordBytes: 256 * 1024,
-  maxBatchBytes: 1024 * 1024,
-  maxLogIdBytes: POSTGRES_MAX_LOG_ID_BYTES,
-}
+export const POSTGRES_DEFAULT_LIMITS: StoreLimits = { ...DEFAULT_STORE_LIMITS, maxLogIdBytes: POSTGRES_MAX_LOG_ID_BYTES }
 
 /** Default deadline of one network wait on pg: a connection check-out or one statement. */
 export const POSTGRES_DEFAULT_TIMEOUT_MS = 10_000
@@ -46,7 +49,7 @@ export interface PostgresStoreOptions {
   /** Override the declared limits (see `POSTGRES_DEFAULT_LIMITS`). */
   limits?: Partial<StoreLimits>
   /** Backoff for transient errors. `isTransient` defaults to `isTransientPostgresError`. */
-  retry?: Partial<RetryOptions>
+  retry?: StoreRetryOptions
   /**
    * Deadline in ms of each network wait on `pg`: checking out a connection, and each
    * statement. Past it the call fails as a transient error (the connection is dropped)
@@ -60,8 +63,6 @@ export interface PostgresStoreOptions {
 
 const OPTION_NAMES = ['client', 'schema', 'tablePrefix', 'clock', 'limits', 'retry', 'timeoutMs', 'closeClient'] as const
 const LIMIT_NAMES = ['maxRecordBytes', 'maxBatchBytes', 'maxBatchRecords', 'maxLogIdBytes'] as const
-const RETRY_NUMBERS = ['retries', 'baseMs', 'maxMs'] as const
-const RETRY_FUNCTIONS = ['isTransient', 'sleep', 'random', 'onRetry'] as const
 /** setTimeout fires at once for a delay over 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -103,24 +104,6 @@ function checkLimits(limits: unknown): void {
   }
 }
 
-function checkRetry(retry: unknown): void {
-  if (retry === undefined) return
-  if (!isObject(retry)) refuse(`options.retry must be an object such as { retries: 3, baseMs: 50 }, not ${show(retry)}.`)
-  const known: readonly string[] = [...RETRY_NUMBERS, ...RETRY_FUNCTIONS]
-  for (const [name, value] of Object.entries(retry as object)) {
-    if (!known.includes(name)) refuse(`options.retry.${name} is not a retry option; they are ${known.join(', ')}.`)
-    if (value === undefined) continue
-    if ((RETRY_NUMBERS as readonly string[]).includes(name)) {
-      const whole = name === 'retries'
-      if (typeof value !== 'number' || value < 0 || (whole ? !Number.isSafeInteger(value) : !Number.isFinite(value))) {
-        refuse(`options.retry.${name} must be a ${whole ? 'whole number' : 'finite number of ms'} >= 0, not ${show(value)}.`)
-      }
-    } else if (typeof value !== 'function') {
-      refuse(`options.retry.${name} must be a function, not ${show(value)}.`)
-    }
-  }
-}
-
 /** Throws `INVALID_ARGUMENT` for the first option that is not what `postgresStore` takes. */
 export function checkOptions(options: unknown): asserts options is PostgresStoreOptions {
   if (!isObject(options)) refuse(`takes an options object such as { client: pool }, not ${show(options)}.`)
@@ -143,7 +126,7 @@ export function checkOptions(options: unknown): asserts options is PostgresStore
     refuse(`options.clock must be an object with a now() method returning ms since the epoch, not ${show(given.clock)}.`)
   }
   checkLimits(given.limits)
-  checkRetry(given.retry)
+  checkRetryOptions('postgresStore', given.retry)
   const timeout = given.timeoutMs
   if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TIMER_MS)) {
     refuse(`options.timeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, not ${show(timeout)}.`)

@@ -110,6 +110,7 @@ WHERE ${fenced ? `${lease} AND ` : ''}${predecessor}
 RETURNING seq`
 }
 
+// long: the SQL text of every statement, one entry each: split, the schema would be read in pieces
 /** The statements of one store. Parameters are numbered as the comment above each says. */
 export function statements(t: TableNames) {
   return {

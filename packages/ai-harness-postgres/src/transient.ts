@@ -2,6 +2,7 @@
  * Which failures are worth another try. A conflict is never one: the store turns
  * those into `LOG_CONFLICT`, `LEASE_HELD` or `LEASE_LOST` before this is asked.
  */
+import { isNetworkError } from '@tanstack/ai-harness/store'
 
 /** SQLSTATEs that say "try again", not "you are wrong". */
 const TRANSIENT_SQLSTATES = new Set([
@@ -13,18 +14,6 @@ const TRANSIENT_SQLSTATES = new Set([
 
 /** The server is going away or not up yet: the connection is gone, another one may work. */
 const SHUTDOWN_SQLSTATES = new Set(['57P01', '57P02', '57P03'])
-
-/** Socket errors of Node, as `pg` passes them on. */
-const TRANSIENT_NODE_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-])
 
 /** `pg` reports a lost or timed-out connection by message only, without a code. */
 const TRANSIENT_MESSAGES = [
@@ -43,7 +32,7 @@ const codeOf = (error: unknown): string | undefined => {
 /** True for a SQLSTATE of class 08 (connection exception) or one of the "try again" states. */
 export function isConnectionLoss(error: unknown): boolean {
   const code = codeOf(error)
-  if (code !== undefined) return code.startsWith('08') || SHUTDOWN_SQLSTATES.has(code) || TRANSIENT_NODE_CODES.has(code)
+  if (code !== undefined) return code.startsWith('08') || SHUTDOWN_SQLSTATES.has(code) || isNetworkError(error)
   const message = error instanceof Error ? error.message : ''
   return TRANSIENT_MESSAGES.some((pattern) => pattern.test(message))
 }

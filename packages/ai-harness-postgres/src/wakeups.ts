@@ -1,6 +1,6 @@
 /** Wakeups: schedule, cancel, due, claim; due and claim compare against the store's time. And the session listings. */
 import { assertLogId, checkListSessionsOptions, type SessionListStore, type Wakeup, type WakeupStore } from '@tanstack/ai-harness/store'
-import { checkDuration, checkLimit, checkTime } from './arguments.js'
+import { sqlLimit, wholeDuration, wholeTime } from './sql-arguments.js'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'
 
@@ -12,7 +12,7 @@ export function wakeupStore(ctx: StoreContext): WakeupStore {
     async schedule(logId, at) {
       assertLogId(logId, limits)
       // Rounded up: a wakeup is "no earlier than at".
-      const when = checkTime(at, 'A wakeup time')
+      const when = wholeTime(at, 'A wakeup time')
       await ctx.run('wakeup schedule', () => driver.query(sql.scheduleWakeup, [logId, when]))
     },
     async cancel(logId) {
@@ -20,13 +20,13 @@ export function wakeupStore(ctx: StoreContext): WakeupStore {
       await ctx.run('wakeup cancel', () => driver.query(sql.cancelWakeup, [logId]))
     },
     async due(limit) {
-      const max = checkLimit(limit, "due's limit")
+      const max = sqlLimit(limit, "due's limit")
       const rows = await ctx.run('wakeup due', () => driver.query(sql.dueWakeups, [ctx.clockParam(), max]))
       return rows.map(toWakeup)
     },
     async claim(limit, holdMs) {
-      const max = checkLimit(limit, "claim's limit")
-      const hold = checkDuration(holdMs, 'holdMs')
+      const max = sqlLimit(limit, "claim's limit")
+      const hold = wholeDuration(holdMs, 'holdMs')
       const rows = await ctx.run('wakeup claim', () => driver.query(sql.claimWakeups, [ctx.clockParam(), max, hold]))
       return rows.map(toWakeup)
     },

@@ -5,7 +5,7 @@ import { postgresStore } from '../src/index.js'
 import { freshSchema, pgConfig } from './support.js'
 
 // The runtime against PostgreSQL through a TCP proxy that cuts, resets and blackholes
-// connections (issue 19, items 1, 2, 3 and 6). pg has no deadline of its own here, as in
+// connections (the shared network fault scenarios). pg has no deadline of its own here, as in
 // the README's plain pool: the runtime's deadlines must end every wait.
 const schema = freshSchema('netfaults')
 const admin = new pg.Pool({ ...pgConfig(), max: 2 })

@@ -1,9 +1,9 @@
 import { runConformance } from '@tanstack/ai-harness-conformance'
 import pg from 'pg'
 import { afterAll } from 'vitest'
-import { postgresStore } from '../src/index.js'
 import { createStore } from './pg-store-factory.js'
-import { pgConfig, schemaFor } from './support.js'
+import { pgNamespaceData } from './namespace-data.js'
+import { pgConfig } from './support.js'
 
 // Dumps and drops schemas; every store the suite opens gets its own pool instead.
 const admin = new pg.Pool({ ...pgConfig(), max: 2 })
@@ -16,6 +16,5 @@ runConformance({
   // The race cases run their writers in child processes that open the store with the
   // same factory: real processes, real connections, racing in the database.
   processes: { module: new URL('./pg-store-factory.ts', import.meta.url) },
-  dump: ({ namespace }) => postgresStore({ client: admin, schema: schemaFor(namespace) }).dump(),
-  cleanup: async ({ namespace }) => void (await admin.query(`DROP SCHEMA IF EXISTS "${schemaFor(namespace)}" CASCADE`)),
+  ...pgNamespaceData(admin),
 })

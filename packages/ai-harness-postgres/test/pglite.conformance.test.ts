@@ -2,6 +2,8 @@ import { PGlite } from '@electric-sql/pglite'
 import { runConformance } from '@tanstack/ai-harness-conformance'
 import { afterAll } from 'vitest'
 import { postgresStore } from '../src/index.js'
+import { failAppendWrites } from './faulty-pglite.js'
+import { pgNamespaceData } from './namespace-data.js'
 import { schemaFor } from './support.js'
 
 // PGlite is one connection in this process. Every store instance shares it (the
@@ -17,6 +19,12 @@ runConformance({
     await store.migrate()
     return store
   },
-  dump: ({ namespace }) => postgresStore({ client: db, schema: schemaFor(namespace) }).dump(),
-  cleanup: async ({ namespace }) => void (await db.query(`DROP SCHEMA IF EXISTS "${schemaFor(namespace)}" CASCADE`)),
+  ...pgNamespaceData(db),
+  faults: {
+    async createStore(context) {
+      const { namespace, clock, retry } = context
+      await postgresStore({ client: db, schema: schemaFor(namespace) }).migrate()
+      return postgresStore({ client: failAppendWrites(db, context), schema: schemaFor(namespace), clock, retry })
+    },
+  },
 })

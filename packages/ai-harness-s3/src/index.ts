@@ -7,17 +7,19 @@ import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import {
   assertLogId,
   type Clock,
+  DEFAULT_STORE_LIMITS,
   type HarnessStore,
   type LeaseStore,
   type SessionListStore,
   type StoreLimits,
+  type StoreRetryOptions,
   systemClock,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
 import { keyLayout } from './keys.js'
 import { leaseStore } from './leases.js'
 import { logStore } from './log.js'
-import { objectIO, type RetrySettings } from './objects.js'
+import { objectIO } from './objects.js'
 import { checkStoreOptions, storeLimits } from './options.js'
 import { s3Sessions } from './sessions.js'
 import { wakeupStore } from './wakeups.js'
@@ -51,7 +53,7 @@ export interface S3StoreOptions {
   /** Batch objects fetched at once by a read. Default 8. */
   readConcurrency?: number
   /** Backoff of transient failures (throttling, 5xx, timeouts, lost connections). Default: 5 retries from 20 ms, capped at 2 s. */
-  retry?: RetrySettings
+  retry?: StoreRetryOptions
   /**
    * Deadline of each request (each try), in ms, a download's body included: a try with no
    * answer by then is abandoned (its socket closed) and counts as a transient failure, so
@@ -65,10 +67,7 @@ export interface S3StoreOptions {
  * The same limits as the memory and PostgreSQL stores, so an app moving between them
  * meets the same refusals. A batch is one object, far below S3's 5 GB single PUT.
  */
-export const S3_DEFAULT_LIMITS: StoreLimits = {
-  maxRecordBytes: 256 * 1024,
-  maxBatchBytes: 1024 * 1024,
-}
+export const S3_DEFAULT_LIMITS: StoreLimits = { ...DEFAULT_STORE_LIMITS }
 
 /** A store on S3: an append-only log, leases and wakeups per session, and session listings. */
 export type S3Store = HarnessStore & {
@@ -126,4 +125,4 @@ export function s3Store(options: S3StoreOptions): S3Store {
 
 export { isTransientS3Error, isPreconditionFailure } from './s3-errors.js'
 export { encodeId, keyLayout, type KeyLayout } from './keys.js'
-export { DEFAULT_REQUEST_TIMEOUT_MS, type RetrySettings } from './objects.js'
+export { DEFAULT_REQUEST_TIMEOUT_MS } from './objects.js'

@@ -1,12 +1,14 @@
 import {
   assertLogId,
+  checkLease,
+  checkOwner,
   type Clock,
   HarnessError,
   type Lease,
+  leaseExpiry,
   LeaseHeldError,
   LeaseLostError,
   type LeaseStore,
-  MAX_TIME_MS,
   type StoreLimits,
 } from '@tanstack/ai-harness/store'
 import type { KeyLayout } from './keys.js'
@@ -22,28 +24,6 @@ interface LeaseState {
 
 /** Compare-and-set rounds before giving up; each round re-reads, so a loss is never retried blindly. */
 const ROUNDS = 16
-
-/** The expiry of a lease taken or renewed now for `ttlMs`: a time the store keeps, at most MAX_TIME_MS. */
-function expiryOf(now: number, ttlMs: unknown): number {
-  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new HarnessError('INVALID_ARGUMENT', `A lease ttl must be a positive number of ms, not ${String(ttlMs)}.`)
-  }
-  const expiresAt = now + ttlMs
-  if (!(now >= 0 && expiresAt <= MAX_TIME_MS)) {
-    throw new HarnessError(
-      'INVALID_ARGUMENT',
-      `A lease would expire at ${expiresAt} ms, outside the times a store keeps (0 to MAX_TIME_MS, ${MAX_TIME_MS}). Use a shorter ttl, or check the clock.`,
-    )
-  }
-  return expiresAt
-}
-
-function assertLease(lease: unknown): asserts lease is Lease {
-  const l = lease as Partial<Lease> | null
-  if (typeof l !== 'object' || l === null || typeof l.owner !== 'string' || typeof l.fence !== 'number' || typeof l.logId !== 'string') {
-    throw new HarnessError('INVALID_ARGUMENT', 'Pass the lease object that acquire or renew returned.')
-  }
-}
 
 function parseLease(stored: StoredText, key: string): LeaseState {
   try {
@@ -83,34 +63,34 @@ export function leaseStore(
   return {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
-      if (typeof owner !== 'string' || owner === '') throw new HarnessError('INVALID_ARGUMENT', 'A lease owner must be a non-empty string.')
-      expiryOf(clock.now(), ttlMs)
+      checkOwner(owner)
+      leaseExpiry(clock.now(), ttlMs)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(logId)
         const now = clock.now()
         const state = current?.state
         if (state?.held && state.expiresAt > now && state.owner !== owner) throw new LeaseHeldError(logId, state.expiresAt)
-        const next: LeaseState = { owner, fence: (state?.fence ?? 0) + 1, expiresAt: expiryOf(now, ttlMs), held: true }
+        const next: LeaseState = { owner, fence: (state?.fence ?? 0) + 1, expiresAt: leaseExpiry(now, ttlMs), held: true }
         if (await save(logId, current?.stored, next)) return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
       }
       throw contended(logId)
     },
 
     async renew(lease, ttlMs) {
-      assertLease(lease)
-      expiryOf(clock.now(), ttlMs)
+      checkLease(lease, limits)
+      leaseExpiry(clock.now(), ttlMs)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(lease.logId)
         const now = clock.now()
         if (!current || !isCurrent(current.state, lease) || current.state.expiresAt <= now) throw new LeaseLostError(lease.logId)
-        const next: LeaseState = { ...current.state, expiresAt: expiryOf(now, ttlMs) }
+        const next: LeaseState = { ...current.state, expiresAt: leaseExpiry(now, ttlMs) }
         if (await save(lease.logId, current.stored, next)) return { ...lease, expiresAt: next.expiresAt }
       }
       throw contended(lease.logId)
     },
 
     async release(lease) {
-      assertLease(lease)
+      checkLease(lease, limits)
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(lease.logId)
         if (!current || !isCurrent(current.state, lease)) {

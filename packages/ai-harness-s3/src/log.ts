@@ -2,15 +2,15 @@ import {
   type AppendResult,
   assertExpectedSeq,
   assertLogId,
+  boundedMap,
   HarnessError,
-  type LogEntry,
   LogConflictError,
+  type LogEntry,
   type LogRecord,
   prepareBatch,
   type ReadOptions,
   type StoreLimits,
 } from '@tanstack/ai-harness/store'
-import { boundedMap } from './bounded-map.js'
 import type { KeyLayout } from './keys.js'
 import { type Listed, mapBounded, type ObjectIO, type StoredText } from './objects.js'
 
@@ -123,6 +123,7 @@ function liveOf(listed: readonly ListedSlot[], fallbackGen: number): LiveView {
   return { gen: last.gen, batches }
 }
 
+// long: the log calls share the bounded caches of tails, batch metas and bodies; split pending (the caches as a class of their own)
 /**
  * The session logs. Batch `n` of a generation is written with `If-None-Match: *` by a
  * writer that has seen batch `n-1` end just before its expected seq, so batch numbers are

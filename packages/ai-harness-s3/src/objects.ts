@@ -7,7 +7,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { HarnessError, isHarnessError, type RetryOptions, withRetry } from '@tanstack/ai-harness/store'
+import { DEFAULT_RETRIES, HarnessError, isHarnessError, type StoreRetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import { isNotFound, isPreconditionFailure, isTransientS3Error } from './s3-errors.js'
 
 /** Default deadline of one request (one try), in ms, the body's download included. */
@@ -27,8 +27,7 @@ export interface Listed {
   readonly size: number
 }
 
-export type RetrySettings = Omit<RetryOptions, 'isTransient'>
-
+// long: the S3 requests share one retrying runner and the bucket; each request is a few lines
 /**
  * The handful of S3 requests the store makes. Each try has a deadline (a half-open
  * connection cannot hang it); each is retried on transient failures (throttling, 5xx,
@@ -36,14 +35,15 @@ export type RetrySettings = Omit<RetryOptions, 'isTransient'>
  * ends as `STORE_UNAVAILABLE` with the SDK's error as its cause. A lost precondition comes
  * back as a value, never as a retry, so the caller reads again and decides.
  */
-export function objectIO(client: S3Client, bucket: string, retry: RetrySettings = {}, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS) {
+export function objectIO(client: S3Client, bucket: string, retry: StoreRetryOptions = {}, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS) {
+  const isTransient = retry.isTransient ?? isTransientS3Error
   const run = async <T>(fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T> => {
     try {
-      return await withRetry(() => withDeadline(requestTimeoutMs, fn), { ...retry, isTransient: isTransientS3Error })
+      return await withRetry(() => withDeadline(requestTimeoutMs, fn), { ...retry, isTransient })
     } catch (error) {
       // Answers the callers read: a lost race, a missing key.
       if (isHarnessError(error) || isPreconditionFailure(error) || isNotFound(error)) throw error
-      throw unavailable(error, retry.retries ?? 5)
+      throw unavailable(error, isTransient(error), retry.retries ?? DEFAULT_RETRIES)
     }
   }
 
@@ -182,10 +182,10 @@ async function withDeadline<T>(ms: number, run: (signal: AbortSignal) => Promise
   }
 }
 
-function unavailable(error: unknown, retries: number): HarnessError {
+function unavailable(error: unknown, transient: boolean, retries: number): HarnessError {
   const e = error as { name?: string; message?: string } | undefined
   const what = `${e?.name ?? typeof error}: ${e?.message ?? String(error)}`
-  if (isTransientS3Error(error)) {
+  if (transient) {
     return new HarnessError(
       'STORE_UNAVAILABLE',
       `S3 kept failing after ${retries + 1} tries (${what}). Check that it is reachable; after a failed append, read the log back before deciding to write again.`,

@@ -1,4 +1,4 @@
-import { HarnessError, isWellFormedText, type StoreLimits } from '@tanstack/ai-harness/store'
+import { checkRetryOptions, HarnessError, isWellFormedText, type StoreLimits } from '@tanstack/ai-harness/store'
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
@@ -35,7 +35,6 @@ const STORE_OPTIONS = [
   'requestTimeoutMs',
 ] as const
 const LIMIT_KEYS = ['maxRecordBytes', 'maxBatchBytes', 'maxBatchRecords', 'maxLogIdBytes'] as const
-const RETRY_KEYS = ['retries', 'baseMs', 'maxMs', 'sleep', 'random', 'onRetry'] as const
 /** The shortest room for log ids a prefix may leave: a UUID's. */
 const MIN_ID_ROOM = 36
 /** setTimeout's largest delay. */
@@ -61,21 +60,7 @@ export function checkStoreOptions(options: unknown): asserts options is Record<s
   if (readConcurrency !== undefined && !(Number.isSafeInteger(readConcurrency) && (readConcurrency as number) > 0)) {
     invalid('readConcurrency', 'a positive integer', readConcurrency)
   }
-  if (retry !== undefined) {
-    if (!isObject(retry)) invalid('retry', 'an object like { retries: 5 }', retry)
-    assertKnownKeys('s3Store retry', retry, RETRY_KEYS)
-    if (retry.retries !== undefined && !(Number.isSafeInteger(retry.retries) && (retry.retries as number) >= 0)) {
-      invalid('retry.retries', 'an integer >= 0', retry.retries)
-    }
-    for (const name of ['baseMs', 'maxMs'] as const) {
-      const value = retry[name]
-      if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0))
-        invalid(`retry.${name}`, 'a number of ms >= 0', value)
-    }
-    for (const name of ['sleep', 'random', 'onRetry'] as const) {
-      if (retry[name] !== undefined && typeof retry[name] !== 'function') invalid(`retry.${name}`, 'a function', retry[name])
-    }
-  }
+  checkRetryOptions('s3Store', retry)
   if (
     requestTimeoutMs !== undefined &&
     !(typeof requestTimeoutMs === 'number' && requestTimeoutMs > 0 && requestTimeoutMs <= MAX_TIMEOUT_MS)

@@ -1,4 +1,5 @@
 /** How the store reads an error from `@aws-sdk/client-s3`. */
+import { isNetworkError } from '@tanstack/ai-harness/store'
 
 interface SdkErrorShape {
   name?: string
@@ -27,19 +28,6 @@ const TRANSIENT_CODES = new Set([
   // 409 on S3's side, but "a conflicting operation is in progress, try again".
   'OperationAborted',
 ])
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EAI_AGAIN',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ECONNABORTED',
-  'UND_ERR_SOCKET',
-])
-
 /**
  * Worth another try: throttling (`SlowDown`, 503), 5xx, timeouts, lost connections.
  * Never a precondition failure: a 412/409 says the state moved, and only a fresh read
@@ -51,8 +39,7 @@ export function isTransientS3Error(error: unknown): boolean {
   if (status !== undefined && (status >= 500 || status === 429 || status === 408)) return true
   const name = nameOf(error)
   if (name !== undefined && TRANSIENT_CODES.has(name)) return true
-  const code = (error as SdkErrorShape | undefined)?.code
-  return code !== undefined && NETWORK_CODES.has(code)
+  return isNetworkError(error)
 }
 
 /**

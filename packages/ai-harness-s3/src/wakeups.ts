@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import {
   assertLogId,
+  checkCount,
+  checkDuration,
+  checkTime,
   type Clock,
   HarnessError,
   MAX_TIME_MS,
   type StoreLimits,
+  timeAfter,
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
@@ -25,6 +29,7 @@ const ROUNDS = 16
  */
 const DEBRIS_AGE_MS = 10 * 60_000
 
+// long: the wakeup calls share load, move and remove of the wakeup objects; each call is a few lines
 /**
  * Wakeups as two kinds of object: `wakeup/<id>` says which due key is live (changed
  * only with `If-Match`/`If-None-Match`), and `due/<at>/<id>/<tag>` lets `due` and
@@ -101,14 +106,8 @@ export function wakeupStore(
   return {
     async schedule(logId, at) {
       assertLogId(logId, limits)
-      if (typeof at !== 'number' || !(at >= 0 && at <= MAX_TIME_MS)) {
-        throw new HarnessError(
-          'INVALID_ARGUMENT',
-          `A wakeup time must be ms since the epoch between 0 and MAX_TIME_MS (${MAX_TIME_MS}), not ${String(at)}.`,
-        )
-      }
       // Whole ms, rounded up: a wakeup may come late by under 1 ms, never early.
-      const whole = Math.ceil(at)
+      const whole = Math.ceil(checkTime(at, 'A wakeup time'))
       for (let round = 0; round < ROUNDS; round++) {
         const current = await load(logId)
         if (current?.state.at === whole) return
@@ -120,9 +119,10 @@ export function wakeupStore(
     cancel: remove,
     remove,
 
-    async due(limit) {
+    async due(wanted) {
+      const limit = checkCount(wanted, "due's limit")
       const found: Wakeup[] = []
-      if (!(limit > 0)) return found
+      if (limit === 0) return found
       for await (const due of dueKeys(clock.now())) {
         found.push({ logId: due.logId, at: due.at })
         if (found.length >= limit) break
@@ -130,15 +130,14 @@ export function wakeupStore(
       return found
     },
 
-    async claim(limit, holdMs) {
+    async claim(wanted, holdMs) {
+      const limit = checkCount(wanted, "claim's limit")
+      const hold = checkDuration(holdMs, 'holdMs')
       const claimed: Wakeup[] = []
-      if (!(limit > 0)) return claimed
+      if (limit === 0) return claimed
       const now = clock.now()
-      if (typeof holdMs !== 'number' || Number.isNaN(holdMs) || holdMs < 0) {
-        throw new HarnessError('INVALID_ARGUMENT', 'claim needs holdMs >= 0: how long a claimed wakeup stays hidden.')
-      }
       // A hold past the latest time a store keeps hides the wakeup until then.
-      const until = Math.min(MAX_TIME_MS, Math.ceil(now + holdMs))
+      const until = Math.ceil(timeAfter(now, hold))
       const candidates = dueKeys(now)
       // In rounds of as many candidates as are still wanted, tried in parallel; a lost
       // race (another worker moved the wakeup first) just moves on to the next one.

@@ -5,7 +5,7 @@ import { type S3TestServer, startS3TestServer } from './server/s3-test-server.js
 import { ensureBucket, localClientConfig, S3Client } from './support/s3-target.js'
 
 // The runtime against the S3 test server through a TCP proxy that cuts, resets and
-// blackholes connections (issue 19, items 1, 2, 3 and 6). The SDK has no request
+// blackholes connections (the shared network fault scenarios). The SDK has no request
 // timeout here: the runtime's deadlines must end every wait.
 const bucket = 'network-faults'
 let server: S3TestServer

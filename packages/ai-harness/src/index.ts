@@ -40,7 +40,7 @@ export { createHost, type Host, type HostOptions, type OpenOptions, type AnswerO
 export type { TimingOptions } from './runtime/timings.js'
 export type { Session, SessionStatus, TurnInput } from './runtime/session.js'
 export { createWorker, type Worker, type WorkerOptions, type PollResult } from './runtime/worker.js'
-export { HARNESS_EVENTS } from './runtime/turn-runner.js'
+export { HARNESS_EVENTS } from './runtime/event-names.js'
 export { ParkSignal } from './runtime/park.js'
 export { agentTool, childSessionId, type AgentTool, type AgentToolOptions } from './runtime/agent-tool.js'
 export { StepError, StepFailedError, RecordError } from './runtime/runtime-errors.js'

@@ -1,18 +1,5 @@
-import type { HarnessStore, LogRecord } from '@tanstack/ai-harness'
-import type { RequestCounter } from './requests.js'
+import type { ChildAccess } from './child/access.js'
 import type { ChildConnection } from './target.js'
-
-/**
- * What a recovery child opens: fresh store instances on one client (a new host each
- * time, so no cache survives from one open to the next), and the baseline: the log's
- * stored bytes read through the same client and parsed, with none of the store's checks.
- */
-export interface ChildAccess {
-  requests: RequestCounter
-  createStore(): HarnessStore
-  bareRead(logId: string): Promise<LogRecord[]>
-  close(): Promise<void>
-}
 
 /** Loads only the chosen store's client, so a child starts fast and its baseline memory is its own. */
 export async function childAccess(connection: ChildConnection): Promise<ChildAccess> {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { afterAll, afterEach, inject } from 'vitest'
-import { type DynamoDbStore, type DynamoDbStoreOptions, deleteNamespace, dynamoDbStore } from '../../src/index.js'
+import { type DynamoDbStore, type DynamoDbStoreOptions, dynamoDbStore } from '../../src/index.js'
 import { clientConfig } from '../target.js'
+import { dynamoNamespaceData } from './namespace-data.js'
 
 /**
  * The stores of one test file: each `open` is another instance (its own client and caches,
@@ -12,11 +13,12 @@ export function storesOfTest(label: string) {
   const target = inject('dynamodb')
   const { tableName } = target
   const admin = new DynamoDBClient(clientConfig(target))
+  const data = dynamoNamespaceData(admin, tableName)
   const stores: DynamoDbStore[] = []
   const namespaces = new Set<string>()
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close()
-    for (const namespace of namespaces) await deleteNamespace({ client: admin, tableName, namespace })
+    for (const namespace of namespaces) await data.cleanup({ namespace })
     namespaces.clear()
   })
   afterAll(() => admin.destroy())

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { S3Client } from '@aws-sdk/client-s3'
 import { afterAll, afterEach } from 'vitest'
 import { type S3Store, type S3StoreOptions, s3Store } from '../../src/index.js'
-import { deletePrefix } from './objects.js'
+import { s3NamespaceData } from './namespace-data.js'
 import { s3Target } from './s3-target.js'
 
 /**
@@ -12,11 +12,12 @@ import { s3Target } from './s3-target.js'
 export function storesOfTest(label: string) {
   const target = s3Target()
   const admin = new S3Client(target.clientConfig)
+  const data = s3NamespaceData(admin, target.bucket)
   const stores: S3Store[] = []
   const prefixes = new Set<string>()
   afterEach(async () => {
     for (const store of stores.splice(0)) await store.close()
-    for (const prefix of prefixes) await deletePrefix(admin, target.bucket, prefix)
+    for (const prefix of prefixes) await data.cleanup({ namespace: prefix })
     prefixes.clear()
   })
   afterAll(() => admin.destroy())

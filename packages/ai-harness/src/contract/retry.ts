@@ -3,7 +3,7 @@ import { isHarnessError } from './errors.js'
 export interface RetryOptions {
   /** True for errors worth another try: throttling, 5xx, lost connections. */
   isTransient: (error: unknown) => boolean
-  /** Tries after the first. Default 5. */
+  /** Tries after the first. Default {@link DEFAULT_RETRIES} (5). */
   retries?: number
   /** First backoff in ms. Default 20. */
   baseMs?: number
@@ -16,6 +16,9 @@ export interface RetryOptions {
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void
 }
 
+/** Tries after the first when `retries` is not given. */
+export const DEFAULT_RETRIES = 5
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -24,7 +27,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * the caller must read again and decide, not write again.
  */
 export async function withRetry<T>(fn: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  const retries = options.retries ?? 5
+  const retries = options.retries ?? DEFAULT_RETRIES
   const base = options.baseMs ?? 20
   const max = options.maxMs ?? 2000
   const sleep = options.sleep ?? defaultSleep

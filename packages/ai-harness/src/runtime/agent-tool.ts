@@ -2,9 +2,7 @@ import { type ApprovalSchemaConfig, chat, type InferSchemaType, type SchemaInput
 import { checkArgument, checkOptions, rules } from './check-options.js'
 import { TOOL_DEFINITION } from './durable-tool.js'
 import { type Harness, isHarness } from './harness.js'
-
-/** Where the harness finds an agent tool's child harness. */
-export const AGENT = Symbol.for('@tanstack/ai-harness/agent-tool')
+import { AGENT } from './tool-marks.js'
 
 export interface AgentMeta {
   readonly harness: Harness

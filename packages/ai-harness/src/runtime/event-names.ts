@@ -1,5 +1,5 @@
 /** The custom event names the harness adds to a session's stream. */
-export const HARNESS_EVENT_NAMES = {
+export const HARNESS_EVENTS = {
   /** The turn waits: `value` says why (`reason`), and until when for a sleep. */
   parked: 'harness.parked',
   /**

@@ -1,10 +1,10 @@
 import type { AnyTextAdapter, AnyTool, ChatMiddleware } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
-import { agentMetaOf } from './agent-tool.js'
 import { checkOptions, isObject, type OptionRules, rules } from './check-options.js'
 import { durableMetaOf, type ReplayPolicy } from './durable-tool.js'
 import { checkStepOptions, STEP_OPTIONS_RULE, type StepOptions } from './step-retry.js'
 import type { LoggedToolCall } from './records.js'
+import { isAgentTool } from './tool-marks.js'
 
 /** What a tool-result hook sees: the outcome of one tool call, before it is logged. */
 export interface ToolCallOutcome {
@@ -157,7 +157,7 @@ export function defineHarness(options: HarnessOptions): Harness {
   const hooks = options.onAfterToolCall === undefined ? [] : [options.onAfterToolCall].flat()
   const replayOfTool = (tool: AnyTool): ReplayPolicy => {
     // Nobody knows what a cut child agent did: never run it again blindly.
-    if (agentMetaOf(tool)) return 'never'
+    if (isAgentTool(tool)) return 'never'
     const meta = durableMetaOf(tool)
     if (meta) return meta.replay
     return options.replay?.[tool.name] ?? 'never'

@@ -151,6 +151,7 @@ export function toolMessageContent(result: JsonValue): string {
   return typeof result === 'string' ? result : JSON.stringify(result)
 }
 
+// long: one case per record type in one switch, so the fold of each type reads beside the others
 /** Applies one log entry to the state. Unknown (app) record types change nothing here. */
 export function applyEntry(state: SessionState, entry: LogEntry): void {
   state.nextSeq = entry.seq + 1

@@ -17,7 +17,7 @@ import {
   type StepRunContext,
   stepDoArguments,
 } from './durable-tool.js'
-import { HARNESS_EVENT_NAMES } from './event-names.js'
+import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
 import { type AnswerRejectedRecord, isHarnessRecordType, type StepFailedRecord, type ToolResultRecord } from './records.js'
@@ -613,6 +613,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
   } as AnyTool
 }
 
+// long: split pending: tool-call.ts is being reworked for tool approvals; its split follows that
 /** One call of a bound tool: run (or answer from the log), apply the hooks, settle in the log. */
 async function runCall(
   session: SessionRuntime,
@@ -794,12 +795,12 @@ async function runAgentCall(
   try {
     const approvals: Array<Record<string, unknown>> = []
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.question) {
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.question) {
         // The parent's stream redacts it, keeping its ids and names.
-        context?.emitCustomEvent?.(HARNESS_EVENT_NAMES.question, chunk.value as Record<string, unknown>)
+        context?.emitCustomEvent?.(HARNESS_EVENTS.question, chunk.value as Record<string, unknown>)
       }
       // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENT_NAMES.approval) approvals.push(chunk.value as Record<string, unknown>)
+      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.approval) approvals.push(chunk.value as Record<string, unknown>)
     }
     let log: Awaited<ReturnType<typeof child.entries>>
     try {

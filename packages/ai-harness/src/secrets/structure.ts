@@ -1,5 +1,5 @@
 import { EventType } from '@tanstack/ai'
-import { HARNESS_EVENT_NAMES } from '../runtime/event-names.js'
+import { HARNESS_EVENTS } from '../runtime/event-names.js'
 import { type KeepStructure, SECRET_MARKER } from './secret-scanner.js'
 
 /**
@@ -37,7 +37,7 @@ const EVENT_STRUCTURE_KEYS = new Set([
 /** Fields of the harness's own custom events (`harness.question`, `harness.parked`) that hold structure. */
 const HARNESS_EVENT_VALUE_KEYS = new Set(['sessionId', 'questionId', 'toolCallId', 'name', 'reason', 'until', 'approvalId', 'toolName'])
 
-const HARNESS_EVENTS = new Set<string>(Object.values(HARNESS_EVENT_NAMES))
+const HARNESS_EVENT_SET = new Set<string>(Object.values(HARNESS_EVENTS))
 
 const METADATA: KeepStructure = { nested: { tanstack: { keys: EVENT_STRUCTURE_KEYS } } }
 
@@ -54,7 +54,7 @@ const INTERRUPT_OUTCOME: KeepStructure = {
 /** The structure of one stream event. */
 export function eventStructure(event: { type?: unknown; name?: unknown }): KeepStructure {
   const nested: Record<string, KeepStructure> = { metadata: METADATA }
-  if (event.type === EventType.CUSTOM && typeof event.name === 'string' && HARNESS_EVENTS.has(event.name)) {
+  if (event.type === EventType.CUSTOM && typeof event.name === 'string' && HARNESS_EVENT_SET.has(event.name)) {
     nested.value = { keys: HARNESS_EVENT_VALUE_KEYS }
   }
   if (event.type === EventType.RUN_FINISHED) nested.outcome = INTERRUPT_OUTCOME
@@ -170,7 +170,7 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'output-available',
   'input-complete',
   // The harness's custom events and their fields.
-  ...Object.values(HARNESS_EVENT_NAMES),
+  ...Object.values(HARNESS_EVENTS),
   ...HARNESS_EVENT_VALUE_KEYS,
   'sleep',
   'ask',

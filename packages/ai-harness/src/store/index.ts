@@ -2,7 +2,10 @@
  * `@tanstack/ai-harness/store` — everything a store author needs, and nothing of the
  * runtime: the contract's types, the checks every store runs before it writes
  * (`prepareAppend`, or `assertLogId` + `assertExpectedSeq` + `prepareBatch`), the typed
- * errors a store throws, retries with backoff, paged reads, the time range and clocks.
+ * errors a store throws, retries with backoff, paged reads, the time range and clocks;
+ * and the plumbing every store shares, so every store behaves the same: the default
+ * limits, the checks of lease and wakeup arguments, the order of due wakeups, the network
+ * errors worth a retry, the `retry` option's shape and check, and a bounded cache.
  *
  * ```ts
  * import { type HarnessStore, prepareAppend, LogConflictError } from '@tanstack/ai-harness/store'
@@ -46,7 +49,7 @@ export {
   prepareBatch,
 } from '../contract/prepare-batch.js'
 export { assertStoreLimits, MIN_STORE_LIMITS, maxLogIdBytesOf, storeLimitsProblems } from '../contract/store-limits.js'
-export { type RetryOptions, withRetry } from '../contract/retry.js'
+export { DEFAULT_RETRIES, type RetryOptions, withRetry } from '../contract/retry.js'
 export { forEachPage, readAll } from '../contract/read-all.js'
 export {
   checkListSessionsOptions,
@@ -56,3 +59,9 @@ export {
 } from '../contract/list-sessions.js'
 export { createManualClock, type ManualClock, systemClock } from '../contract/clock.js'
 export { utf8Length } from '../json/check-json.js'
+export { checkCount, checkDuration, checkLease, checkLeaseTtl, checkOwner, checkTime, leaseExpiry, timeAfter } from './arguments.js'
+export { byCodePoint, compareWakeups } from './wakeup-order.js'
+export { isNetworkError, NETWORK_ERROR_CODES } from './network-errors.js'
+export { checkRetryOptions, type StoreRetryOptions } from './retry-options.js'
+export { boundedMap } from './bounded-map.js'
+export { DEFAULT_STORE_LIMITS } from './default-limits.js'

@@ -132,6 +132,7 @@ const matcher = (match: FaultRule['match']) => (call: StoreCall) => {
   return typeof match === 'string' ? match === call.op : match.includes(call.op)
 }
 
+// long: wraps each store method in the fault rules, a line or two per method
 export function faultyStore(inner: HarnessStore): FaultyStore {
   const rules = new FaultRules<{ fault: StoreFault; stall: Stall | undefined }, StoreCall>()
   const calls: Array<StoreCall & { outcome: Outcome }> = []

@@ -1,7 +1,8 @@
 /**
  * Test helpers for harness users and store authors: a scripted model that needs no
- * network, a store that crashes, a store that injects faults per call, and a TCP proxy
- * that cuts, resets, blackholes and delays a real store's connections.
+ * network, machines (a crashable store and its host) for crash tests, a store that
+ * crashes, a store that injects faults per call, and a TCP proxy that cuts, resets,
+ * blackholes and delays a real store's connections.
  * @packageDocumentation
  */
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
@@ -9,6 +10,7 @@ export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scr
 export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
+export { entriesOf, type Machine, type MachineOptions, recordsOf, startMachine, TEST_LEASE_MS } from './machines.js'
 export { SECRET_FORMS, type SecretForm } from './secret-forms.js'
 export {
   faultyStore,

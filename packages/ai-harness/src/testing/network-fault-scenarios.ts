@@ -225,8 +225,9 @@ const scenarios: readonly NetworkFaultScenario[] = [
 ]
 
 /**
- * The network fault scenarios of issue 19 (items 1, 2, 3 and 6): run each against every
- * store through a proxy. Each heals the proxy when it ends, so a failing one does not
+ * The network fault scenarios: replies cut after the write ran, connections dropped and
+ * half-open, each met by the runtime's deadlines and read-backs. Run each against every
+ * store through a proxy, since each store's client fails in its own way. Each heals the proxy when it ends, so a failing one does not
  * leave the next in a partition.
  */
 export const networkFaultScenarios: readonly NetworkFaultScenario[] = scenarios.map((scenario) => ({

@@ -2,7 +2,7 @@ import { HARNESS_EVENTS, LogConflictError, WAITING_FOR_PERSON } from '@tanstack/
 import { appendOf } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { askHarness, chatHarness, faultWorld } from '../support/faults.js'
-import { codeOf, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { codeOf, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 describe('a turn.started whose reply is lost (the record landed, the host does not know)', () => {
   it('send fails; after the network is back, close reads the log back, keeps the wakeup, and a worker finishes the turn', async () => {
@@ -19,7 +19,7 @@ describe('a turn.started whose reply is lost (the record landed, the host does n
     expect(world.traces('s').wakeup, 'the only wakeup of an open turn stays').toBeDefined()
     expect(world.traces('s').lease, 'the lease is released').toBe(false)
 
-    world.clock.advance(LEASE_MS + 1)
+    world.clock.advance(TEST_LEASE_MS + 1)
     const poll = await world.worker(chatHarness(), 'worker').poll()
     expect(poll.resumed).toEqual(['s'])
     const entries = await world.read('s')
@@ -37,7 +37,7 @@ describe('a turn.started whose reply is lost (the record landed, the host does n
     await session.close()
     expect(world.traces('s').wakeup).toBeDefined()
 
-    world.clock.advance(LEASE_MS + 1)
+    world.clock.advance(TEST_LEASE_MS + 1)
     expect((await world.worker(chatHarness(), 'worker').poll()).resumed).toEqual(['s'])
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
   })

@@ -1,7 +1,7 @@
 import { appendOf } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { chatHarness, faultWorld, within } from '../support/faults.js'
-import { codeOf, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { codeOf, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 /** Far below the default, so a hung call fails fast; every assertion is bounded by `within`. */
 const storeTimeoutMs = 100
@@ -39,7 +39,7 @@ describe('a store call that never answers (a half-open connection)', () => {
     expect(recordsOf(await world.read('s'), 'harness.turn.started')).toHaveLength(1)
     expect(world.traces('s').wakeup, 'the wakeup set before the turn began stays').toBeDefined()
 
-    world.clock.advance(LEASE_MS + 1)
+    world.clock.advance(TEST_LEASE_MS + 1)
     expect((await world.worker(chatHarness(), 'worker').poll()).resumed).toEqual(['s'])
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
   })

@@ -4,7 +4,7 @@ import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { askHarness, chatHarness, faultWorld, gate, stepHarness } from '../support/faults.js'
-import { codeOf, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { codeOf, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 const NO_TRACE = { log: false, lease: false, wakeup: undefined }
 
@@ -20,7 +20,7 @@ describe('delete is forever', () => {
     expect(await codeOf(() => drain(stale.resume()))).toBe('LEASE_LOST')
     await stale.close()
     expect(world.traces('s')).toEqual(NO_TRACE)
-    world.clock.advance(LEASE_MS + 1)
+    world.clock.advance(TEST_LEASE_MS + 1)
     await world.worker(chatHarness(), 'worker').poll()
     expect(world.traces('s')).toEqual(NO_TRACE)
   })
@@ -42,7 +42,7 @@ describe('delete is forever', () => {
     expect(await stream).toBe('LOG_CONFLICT')
     await session.close()
     expect(world.traces('s')).toEqual(NO_TRACE)
-    world.clock.advance(LEASE_MS + 1)
+    world.clock.advance(TEST_LEASE_MS + 1)
     await world.worker(harness, 'worker').poll()
     expect(world.traces('s')).toEqual(NO_TRACE)
   })

@@ -5,7 +5,7 @@ import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { chatHarness, faultWorld, gate, stepHarness } from '../support/faults.js'
-import { codeOf, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { codeOf, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 describe('two processes with the same host id', () => {
   it('the second waits (LEASE_HELD) while the first holds the session, and takes it after the first lets go', async () => {
@@ -30,7 +30,7 @@ describe('two processes with the same host id', () => {
     dead.store.freeze()
     const restarted = world.machine(chatHarness(), 'same-id')
     expect(await codeOf(() => restarted.host.open({ sessionId: 's' }))).toBe('LEASE_HELD')
-    world.clock.advance(LEASE_MS)
+    world.clock.advance(TEST_LEASE_MS)
     await drain((await restarted.host.open({ sessionId: 's' })).send('hi'))
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
   })
@@ -49,7 +49,7 @@ describe('two processes with the same host id', () => {
     void drain((await host.open({ sessionId: 's' })).send('work')).catch(() => {})
     await started[0]!.promise
     store.freeze()
-    world.clock.advance(LEASE_MS)
+    world.clock.advance(TEST_LEASE_MS)
     const a = world.worker(harness, 'worker')
     const driving = a.poll()
     await started[1]!.promise
@@ -113,12 +113,12 @@ describe('times from the store’s clock', () => {
         }),
       ],
     })
-    const host = createHost({ store: withClock(), harnesses: sleeper, clock: storeClock, leaseMs: LEASE_MS })
+    const host = createHost({ store: withClock(), harnesses: sleeper, clock: storeClock, leaseMs: TEST_LEASE_MS })
     await drain((await host.open({ sessionId: 's' })).send('sleep'))
     storeClock.advance(HOUR + 1)
     // The worker's own clock is three leases behind the store's.
-    const behind = createManualClock(storeClock.now() - 3 * LEASE_MS)
-    const worker = createWorker({ store: withClock(), harnesses: sleeper, clock: behind, leaseMs: LEASE_MS })
+    const behind = createManualClock(storeClock.now() - 3 * TEST_LEASE_MS)
+    const worker = createWorker({ store: withClock(), harnesses: sleeper, clock: behind, leaseMs: TEST_LEASE_MS })
     await worker.poll()
     expect(recordsOf(await memoryStore({ data }).read('s'), 'harness.turn.resumed')).toHaveLength(1)
   })
@@ -138,12 +138,12 @@ describe('hosts whose clocks disagree (a store without a clock of its own)', () 
       return release.promise
     })
     const hostOn = (clock: ReturnType<typeof createManualClock>, hostId: string) =>
-      createHost({ store: memoryStore({ data, clock }), harnesses: harness, clock, leaseMs: LEASE_MS, hostId })
+      createHost({ store: memoryStore({ data, clock }), harnesses: harness, clock, leaseMs: TEST_LEASE_MS, hostId })
     return { data, a: hostOn(clockA, 'a'), b: hostOn(clockB, 'b'), started, release }
   }
 
   it('a skew under the lease length: the other host cannot take a lease that is live by its holder’s clock', async () => {
-    const { a, b, started, release } = skewedHosts(LEASE_MS / 2)
+    const { a, b, started, release } = skewedHosts(TEST_LEASE_MS / 2)
     const session = await a.open({ sessionId: 's' })
     const running = drain(session.send('work'))
     await started[0]!.promise
@@ -153,7 +153,7 @@ describe('hosts whose clocks disagree (a store without a clock of its own)', () 
   })
 
   it('a skew of three lease lengths: the other host takes the session over, and the holder’s next write is refused: one driver per stretch of the log', async () => {
-    const { data, a, b, started, release } = skewedHosts(3 * LEASE_MS)
+    const { data, a, b, started, release } = skewedHosts(3 * TEST_LEASE_MS)
     const session = await a.open({ sessionId: 's' })
     const running = drain(session.send('work')).catch((error: { code?: string }) => error.code)
     await started[0]!.promise
@@ -189,7 +189,7 @@ describe('a frozen host (a paused process) that thaws after another host took ov
     const running = drain(session.send('work')).catch((error: { code?: string }) => error.code)
     await started[0]!.promise
     frozen.store.freeze()
-    world.clock.advance(LEASE_MS)
+    world.clock.advance(TEST_LEASE_MS)
     const other = world.machine(harness, 'other')
     const taken = await other.host.open({ sessionId: 's' })
     const resumed = drain(taken.resume())

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, createWorker, defineHarness, durableTool, type Host, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
 import { type Authorize, createHarnessHandler, type HarnessAction, toNodeListener } from '@tanstack/ai-harness/http'
 import { createManualClock, drain, scriptedText } from '@tanstack/ai-harness/testing'
 import { dumpMemoryData, memoryStore } from '@tanstack/ai-harness-memory'

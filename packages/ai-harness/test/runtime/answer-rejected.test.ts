@@ -4,7 +4,7 @@ import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { codeOf, createWorld, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { codeOf, createWorld, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 type Question = { sessionId: string; questionId: string; message: string; rejected?: string }
 
@@ -49,7 +49,7 @@ describe("an answer that passes the logged JSON Schema but fails the tool's own 
       store: memoryStore({ data: world.data, clock: world.clock }),
       harnesses: harness,
       clock: world.clock,
-      leaseMs: LEASE_MS,
+      leaseMs: TEST_LEASE_MS,
       onChunk: (_id, chunk) => chunks.push(chunk),
     })
     expect((await worker.poll()).resumed).toEqual(['order'])
@@ -97,7 +97,7 @@ describe('a session deleted while its question is being asked', () => {
         return result
       },
     }
-    const host = createHost({ store: deleting, harnesses: orderHarness(seen), clock: world.clock, leaseMs: LEASE_MS })
+    const host = createHost({ store: deleting, harnesses: orderHarness(seen), clock: world.clock, leaseMs: TEST_LEASE_MS })
     const session = await host.open({ sessionId: 'gone' })
     expect(await codeOf(() => drain(session.send('order please')))).toBe('LOG_CONFLICT')
     expect(session.status).toBe('deleted')

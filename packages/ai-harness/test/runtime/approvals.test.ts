@@ -14,7 +14,7 @@ import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { codeOf, createWorld, drain, LEASE_MS, recordsOf, runUntilCrash, type World } from '../support/harness.js'
+import { codeOf, createWorld, drain, recordsOf, runUntilCrash, TEST_LEASE_MS as LEASE_MS, type World } from '../support/harness.js'
 
 /** A model that calls `pay` (which needs approval) and `note` (which does not) in one batch, then answers. */
 function payHarness(runs: string[], options: { replay?: 'safe' | 'never' } = {}): Harness {

@@ -4,7 +4,7 @@ import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { scriptedText } from '@tanstack/ai-harness/testing'
-import { batchModel, createWorld, drain, LEASE_MS, recordsOf } from '../support/harness.js'
+import { batchModel, createWorld, drain, TEST_LEASE_MS, recordsOf } from '../support/harness.js'
 
 /** Runs `body` inside one durable tool call and returns the code each attempt threw ('none' when it passed). */
 async function insideACall(body: (context: DurableToolContext, codes: string[], ran: string[]) => Promise<void>) {
@@ -109,7 +109,7 @@ describe('names and times at the edge of what a store holds are refused before a
       return 'awake'
     })
     const harness = defineHarness({ name: 'h', adapter: batchModel([{ name: 'nap' }]), tools: [tool], parkAfterMs: 0 })
-    const session = await createHost({ store, harnesses: harness, clock: world.clock, leaseMs: LEASE_MS }).open({ sessionId: 's' })
+    const session = await createHost({ store, harnesses: harness, clock: world.clock, leaseMs: TEST_LEASE_MS }).open({ sessionId: 's' })
     const start = world.clock.now()
     await drain(session.send('nap'))
     expect(recordsOf(await world.read('s'), 'harness.sleep').map((r) => r.wakeAt)).toEqual([start + skew + 60_000])

@@ -13,7 +13,7 @@ import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { batchModel, codeOf, createWorld, drain, LEASE_MS, recordsOf, runUntilCrash, type World } from '../support/harness.js'
+import { batchModel, codeOf, createWorld, drain, TEST_LEASE_MS, recordsOf, runUntilCrash, type World } from '../support/harness.js'
 
 const MINUTE = 60_000
 
@@ -284,7 +284,7 @@ describe('step.do retries across a crash', () => {
       store: memoryStore({ data: world.data, clock: world.clock }),
       harnesses: harness,
       clock: world.clock,
-      leaseMs: LEASE_MS,
+      leaseMs: TEST_LEASE_MS,
     })
     world.clock.advance(MINUTE - 1)
     expect((await worker.poll()).resumed).toEqual([])
@@ -324,7 +324,7 @@ describe('step.do retries across a crash', () => {
       store: memoryStore({ data: world.data, clock: world.clock }),
       harnesses: harness,
       clock: world.clock,
-      leaseMs: LEASE_MS,
+      leaseMs: TEST_LEASE_MS,
     })
     expect((await worker.poll()).resumed).toEqual(['s'])
     expect(seen.map((s) => s.attempt)).toEqual([1, 2])

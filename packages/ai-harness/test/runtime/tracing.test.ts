@@ -8,7 +8,7 @@ import { memoryStore } from '@tanstack/ai-harness-memory'
 import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { OtelApi } from '../../src/runtime/tracing.js'
-import { batchModel, createWorld, drain, isStepNamed, LEASE_MS, recordsOf, runUntilCrash } from '../support/harness.js'
+import { batchModel, createWorld, drain, isStepNamed, TEST_LEASE_MS, recordsOf, runUntilCrash } from '../support/harness.js'
 
 // The runtime writes out the few parts of the API it uses (so its types need no OpenTelemetry): the real API must fit
 // them. Checked by the typecheck of this package.
@@ -180,7 +180,7 @@ describe('OpenTelemetry spans of a session', () => {
       store: memoryStore({ data: world.data, clock: world.clock }),
       harnesses: harness,
       clock: world.clock,
-      leaseMs: LEASE_MS,
+      leaseMs: TEST_LEASE_MS,
       workerId: 'worker-7',
     })
     expect((await worker.poll()).resumed).toEqual(['park'])

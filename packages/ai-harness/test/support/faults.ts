@@ -14,7 +14,7 @@ import {
 import { createManualClock, type FaultyStore, faultyStore, type ManualClock, scriptedText } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, type MemoryStoreOptions, memoryStore } from '@tanstack/ai-harness-memory'
 import { z } from 'zod'
-import { LEASE_MS } from './harness.js'
+import { TEST_LEASE_MS } from './harness.js'
 
 /** A host whose store (a memory store on shared data) injects faults per call. */
 export interface FaultMachine {
@@ -45,7 +45,7 @@ export function faultWorld(options: { limits?: MemoryStoreOptions['limits'] } = 
     direct,
     machine(harness, hostId, hostOptions = {}) {
       const store = faultyStore(memoryStore({ data, clock, limits: options.limits }))
-      const host = createHost({ store, harnesses: harness, clock, leaseMs: LEASE_MS, hostId, ...hostOptions })
+      const host = createHost({ store, harnesses: harness, clock, leaseMs: TEST_LEASE_MS, hostId, ...hostOptions })
       return { store, host }
     },
     worker(harness, workerId, workerOptions = {}) {
@@ -53,7 +53,7 @@ export function faultWorld(options: { limits?: MemoryStoreOptions['limits'] } = 
         store: memoryStore({ data, clock, limits: options.limits }),
         harnesses: harness,
         clock,
-        leaseMs: LEASE_MS,
+        leaseMs: TEST_LEASE_MS,
         workerId,
         ...workerOptions,
       })

@@ -1,21 +1,20 @@
 import type { StreamChunk } from '@tanstack/ai'
-import { createHost, type Harness, type Host, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
+import type { Harness, LogEntry, LogRecord } from '@tanstack/ai-harness'
 import {
-  type CrashableStore,
-  crashable,
   createManualClock,
-  drain,
+  type Machine,
   type ManualClock,
   runUntilCrash as runStreamUntilCrash,
   type ScriptedTextAdapter,
   scriptedText,
+  startMachine,
+  TEST_LEASE_MS,
 } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 
-export const LEASE_MS = 30_000
-export { drain }
-
-/** Reads a stream to its end. */
+// The machines, their lease time and the log filters are the testing entry's, shared with
+// the conformance suite; these helpers add the core tests' world of memory stores.
+export { drain, entriesOf, type Machine, recordsOf, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 
 /** The `code` of what `run` throws or rejects with, or 'none' when it succeeds. */
 export async function codeOf(run: () => unknown): Promise<string> {
@@ -27,29 +26,16 @@ export async function codeOf(run: () => unknown): Promise<string> {
   return 'none'
 }
 
-export function recordsOf(entries: readonly LogEntry[], type: string): LogRecord[] {
-  return entries.map((e) => e.record).filter((r) => r.type === type)
-}
-
-export function entriesOf(entries: readonly LogEntry[], type: string): LogEntry[] {
-  return entries.filter((e) => e.record.type === type)
-}
-
 /** The tool message text the model reads for a logged result (strings as they are, the rest as JSON). */
 export function asSeenByModel(result: unknown): string {
   return typeof result === 'string' ? result : JSON.stringify(result)
-}
-
-/** One machine: a memory store on shared data (it can crash like a killed process) and a host. */
-export interface Machine {
-  readonly store: CrashableStore
-  readonly host: Host
 }
 
 /** The data a store keeps across "process" restarts, and the clock every machine shares. */
 export interface World {
   readonly data: MemoryData
   readonly clock: ManualClock
+  /** A machine on a memory store over the world's data. */
   start(harness: Harness | Harness[], hostId: string): Machine
   /** Reads a log straight from the data, as a process that did not crash would. */
   read(logId: string): Promise<LogEntry[]>
@@ -63,14 +49,10 @@ export function createWorld(): World {
   return {
     data,
     clock,
-    start(harness, hostId) {
-      const store = crashable(memoryStore({ data, clock }))
-      const host = createHost({ store, harnesses: harness, clock, leaseMs: LEASE_MS, hostId })
-      return { store, host }
-    },
+    start: (harness, hostId) => startMachine(memoryStore({ data, clock }), { harnesses: harness, clock, hostId }),
     read: (logId) => memoryStore({ data, clock }).read(logId),
     expireLeases() {
-      clock.advance(LEASE_MS + 1)
+      clock.advance(TEST_LEASE_MS + 1)
     },
   }
 }

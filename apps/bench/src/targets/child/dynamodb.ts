@@ -3,7 +3,7 @@ import type { LogRecord } from '@tanstack/ai-harness'
 import { ATTR, dynamoDbStore } from '@tanstack/ai-harness-dynamodb'
 import { dynamoClientConfig } from '../aws-config.js'
 import { countAwsRequests } from '../aws-count.js'
-import type { ChildAccess } from '../child-access.js'
+import type { ChildAccess } from './access.js'
 import { RequestCounter } from '../requests.js'
 import type { ChildConnection } from '../target.js'
 

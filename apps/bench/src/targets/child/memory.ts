@@ -1,6 +1,6 @@
 import type { LogRecord } from '@tanstack/ai-harness'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
-import type { ChildAccess } from '../child-access.js'
+import type { ChildAccess } from './access.js'
 import { countingStore } from '../counting-store.js'
 import { RequestCounter } from '../requests.js'
 

@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { LogRecord } from '@tanstack/ai-harness'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
-import type { ChildAccess } from '../child-access.js'
+import type { ChildAccess } from './access.js'
 import { countedPGlite } from '../counted-pglite.js'
 import { RequestCounter } from '../requests.js'
 import type { ChildConnection } from '../target.js'

@@ -1,6 +1,6 @@
 import type { LogRecord } from '@tanstack/ai-harness'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
-import type { ChildAccess } from '../child-access.js'
+import type { ChildAccess } from './access.js'
 import { countedPool } from '../counted-pool.js'
 import { RequestCounter } from '../requests.js'
 import type { ChildConnection } from '../target.js'

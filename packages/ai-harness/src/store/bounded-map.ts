@@ -1,4 +1,7 @@
-/** A Map that forgets its least recently set entries past `max`: the caches only save requests. */
+/**
+ * A Map that forgets its least recently set entry past `max` entries: for a store's
+ * caches, which only save requests, so forgetting costs a request and never a wrong answer.
+ */
 export function boundedMap<K, V>(max: number): Map<K, V> {
   const map = new Map<K, V>()
   const set = map.set.bind(map)

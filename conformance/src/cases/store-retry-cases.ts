@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict'
+import { type HarnessStore, isHarnessError, type LogConflictError, type StoreRetryOptions } from '@tanstack/ai-harness/store'
+import { assertSame, type CaseContext, defineCase, expectCode, readFrom, records } from '../case.js'
+import type { WriteFault } from '../options.js'
+
+// The store's own retries, driven through `options.faults`: a client that fails the writes
+// of an append on cue. Every store retries with the core's `withRetry`, so the backoff is
+// the same everywhere: with `random` at 0.5, half of 20 ms, doubling.
+
+/** A faulty store of the case whose append writes meet `script` in turn (then go through), and what it saw. */
+async function faultyStoreOf(context: CaseContext, script: readonly (WriteFault | undefined)[], retry: StoreRetryOptions = {}) {
+  const seen = { writes: 0, delays: [] as number[], retried: [] as unknown[], injected: [] as unknown[] }
+  const store: HarnessStore = await context.openFaultyStore({
+    retry: {
+      baseMs: 20,
+      maxMs: 2_000,
+      random: () => 0.5,
+      sleep: async (ms) => void seen.delays.push(ms),
+      onRetry: (error) => void seen.retried.push(error),
+      ...retry,
+    },
+    onAppendWrite: () => script[seen.writes++],
+    injected: (error) => void seen.injected.push(error),
+  })
+  return { store, seen }
+}
+
+export const storeRetryCases = [
+  defineCase({
+    id: 'store.retry.transient',
+    title: 'an append whose write fails twice with a transient error is retried with backoff, and its batch lands once',
+    async run(context) {
+      const { store, seen } = await faultyStoreOf(context, ['fail', 'fail'])
+      const batch = records(2, 'retried')
+      assertSame(await store.append('log', 1, batch), { nextSeq: 3 }, 'the append after two failed writes')
+      assert.equal(seen.writes, 3, 'the batch is written three times: two failures, then the write that lands')
+      assert.equal(seen.injected.length, 2, 'the client failed two writes')
+      assertSame(seen.retried, seen.injected, 'each retry follows one of the injected failures, in order')
+      assertSame(seen.delays, [10, 20], 'the backoff: half of 20 ms, then half of 40 ms (random() = 0.5)')
+      assertSame(
+        (await readFrom(context.store, 'log')).map((e) => e.record),
+        batch,
+        'the log holds the batch once',
+      )
+    },
+  }),
+  defineCase({
+    id: 'store.retry.exhausted',
+    title: 'when the retries run out, the append fails with STORE_UNAVAILABLE, the last failure as its cause, and nothing lands',
+    async run(context) {
+      const { store, seen } = await faultyStoreOf(context, ['fail', 'fail', 'fail', 'fail'], { retries: 2 })
+      const error = await expectCode<Error & { cause?: unknown }>(store.append('log', 1, records(1, 'lost')), 'STORE_UNAVAILABLE', 'append')
+      assert.ok(isHarnessError(error), 'the failure is a HarnessError')
+      assert.equal(seen.writes, 3, 'one write and two retries (retries: 2)')
+      assert.equal(seen.delays.length, 2, 'one backoff before each retry')
+      assert.ok(seen.injected.includes(error.cause), 'the cause is a failure the client made, not a wrapper of it')
+      assert.equal(error.cause, seen.injected.at(-1), 'the cause is the last failure')
+      assertSame(await readFrom(context.store, 'log'), [], 'nothing landed')
+    },
+  }),
+  defineCase({
+    id: 'store.retry.lost-reply',
+    title:
+      'an append whose reply is lost after its batch landed is never written twice: the retry answers LOG_CONFLICT, the log holds the batch once',
+    async run(context) {
+      const { store, seen } = await faultyStoreOf(context, ['lose-reply'])
+      const batch = records(2, 'landed')
+      const error = await expectCode<LogConflictError>(store.append('log', 1, batch), 'LOG_CONFLICT', 'the append whose reply was lost')
+      assert.equal(error.actualNextSeq, 3, 'the conflict gives the real next seq')
+      assert.equal(seen.writes, 2, 'the write that landed, and its retry')
+      assert.equal(seen.retried.length, 1, 'one retry, after the lost reply')
+      assertSame(
+        (await readFrom(context.store, 'log')).map((e) => e.record),
+        batch,
+        'the log holds the batch once',
+      )
+      // The harness reads back after an ambiguous failure and goes on from the real next seq.
+      assertSame(await store.append('log', 3, records(1, 'next')), { nextSeq: 4 }, 'the next append')
+    },
+  }),
+]

@@ -1,0 +1,82 @@
+import {
+  type CaseResult,
+  type ConformanceOptions,
+  type FaultyStoreContext,
+  runConformanceCases,
+  storeRetryCases,
+} from '@tanstack/ai-harness-conformance'
+import { HarnessError, type HarnessStore, isHarnessError, isNetworkError, withRetry } from '@tanstack/ai-harness/store'
+import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
+import { describe, expect, it } from 'vitest'
+
+// The store.retry.* cases against a store with a client of its own: a memory store behind a
+// retrying "network" layer, right and broken in the ways the cases are meant to catch.
+
+type Flaw = 'none' | 'no retries' | 'raw error after retries' | 'blind rewrite after a lost reply'
+
+/** The memory store behind a client that fails on cue, retried with the core's withRetry unless `flaw` says otherwise. */
+function clientStore(data: MemoryData, context: FaultyStoreContext, flaw: Flaw): HarnessStore {
+  const inner = memoryStore({ data, clock: context.clock })
+  const write = async (logId: string, expectedSeq: number, records: Parameters<HarnessStore['append']>[2]) => {
+    const fault = context.onAppendWrite()
+    if (fault === 'fail') {
+      const error = Object.assign(new Error('throttled (injected)'), { code: 'ECONNRESET' })
+      context.injected(error)
+      throw error
+    }
+    const result = await inner.append(logId, expectedSeq, records)
+    if (fault === 'lose-reply') {
+      const error = Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' })
+      context.injected(error)
+      throw error
+    }
+    return result
+  }
+  return {
+    ...inner,
+    async append(logId, expectedSeq, records) {
+      const isTransient = flaw === 'no retries' ? () => false : isNetworkError
+      try {
+        return await withRetry(() => write(logId, expectedSeq, records), { ...context.retry, isTransient })
+      } catch (error) {
+        if (flaw === 'blind rewrite after a lost reply' && isHarnessError(error, 'LOG_CONFLICT')) {
+          const next = (error as unknown as { actualNextSeq: number }).actualNextSeq
+          return inner.append(logId, next, records)
+        }
+        if (isHarnessError(error) || flaw === 'raw error after retries') throw error
+        throw new HarnessError('STORE_UNAVAILABLE', 'the store kept failing', { cause: error })
+      }
+    },
+  }
+}
+
+function optionsWith(flaw: Flaw): ConformanceOptions {
+  const databases = new Map<string, MemoryData>()
+  const data = (namespace: string) => databases.get(namespace) ?? databases.set(namespace, createMemoryData()).get(namespace)!
+  return {
+    name: `client store (${flaw})`,
+    createStore: ({ namespace, clock }) => memoryStore({ data: data(namespace), clock }),
+    cleanup: async ({ namespace }) => void databases.delete(namespace),
+    faults: { createStore: (context) => clientStore(data(context.namespace), context, flaw) },
+  }
+}
+
+const ids = storeRetryCases.map((c) => c.id)
+const failed = (results: readonly CaseResult[]) => results.filter((r) => r.status !== 'passed').map((r) => r.id)
+
+describe('the store retry cases', () => {
+  it('run only with a faulty store, and a store that retries right passes them', async () => {
+    const without = await runConformanceCases({ ...optionsWith('none'), faults: undefined }, { only: ids })
+    expect(without).toEqual([])
+    const results = await runConformanceCases(optionsWith('none'), { only: ids })
+    expect(results.map((r) => [r.id, r.status, String((r.error as Error)?.message ?? '')])).toEqual(ids.map((id) => [id, 'passed', '']))
+  })
+
+  it.each([
+    ['no retries', ['store.retry.transient', 'store.retry.exhausted', 'store.retry.lost-reply']],
+    ['raw error after retries', ['store.retry.exhausted']],
+    ['blind rewrite after a lost reply', ['store.retry.lost-reply']],
+  ] as const)('catch a store with %s', async (flaw, fails) => {
+    expect(failed(await runConformanceCases(optionsWith(flaw), { only: ids }))).toEqual(fails)
+  })
+})
