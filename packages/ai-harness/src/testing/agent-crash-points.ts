@@ -35,6 +35,8 @@ export interface AgentCrashOptions {
   variant?: CrashVariant
   /** Only these crash points (write numbers, from 1), to look at one. Default: every write. */
   points?: readonly number[]
+  /** Crash points run at once, each on its own world. Default 1. */
+  concurrency?: number
   /** The lease of every host and worker. Default 30 s (the clock is manual: nothing waits for it). */
   leaseMs?: number
 }
@@ -255,7 +257,8 @@ function wellFormed(v: SessionView): string | undefined {
   return undefined
 }
 
-async function runOnce(options: Required<Omit<AgentCrashOptions, 'points'>>, crashAfter: number) {
+async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'concurrency'>>, crashAfter: number) {
+  const t0 = performance.now()
   const world = await options.world()
   const { clock } = world
   const { leaseMs, variant, depth } = options
@@ -288,6 +291,7 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points'>>, cra
     }
   })()
   const crashedFirst = await Promise.race([script.then(() => false), dying.whenCrashed.then(() => true)])
+  const tA = performance.now()
   const atCrash = await tree(direct)
   const atCrashEffects = effects.length
   const failures: string[] = []
@@ -337,7 +341,23 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points'>>, cra
     // A third of a lease at a time: a lease that expires earlier is taken over earlier.
     clock.advance(Math.ceil(leaseMs / 3))
   }
+  // A cut child takes no answer: try every question of the tree that has none.
+  const parentNow = await view(direct, PARENT)
+  if (parentNow.records.some((r) => r.type === 'harness.tool.result' && r.cut === true)) {
+    for (const v of (await tree(direct)).slice(1)) {
+      for (const ask of v.records.filter((r) => r.type === 'harness.ask')) {
+        if (v.records.some((r) => r.type === 'harness.answer' && r.toolCallId === ask.toolCallId && r.name === ask.name)) continue
+        const questionId = `${String(ask.toolCallId)}:${String(ask.name)}`
+        const accepted = await second.host.answer({ sessionId: v.id, questionId, answer: { ok: true } }).then(
+          () => true,
+          () => false,
+        )
+        if (accepted) answered.push(v.id)
+      }
+    }
+  }
   const end = await tree(direct)
+  if (process.env.CRASH_TIME) console.log(`k=${crashAfter} phaseA ${Math.round(tA - t0)} phaseB ${Math.round(performance.now() - tA)} rounds ${finishedAt}`)
   if (process.env.CRASH_DEBUG) console.log(`k=${crashAfter}`, describe(end))
   const k = crashFirstLabel(crashedFirst, crashAfter)
   const write = dying.writes[crashAfter - 1] ?? '(no crash: the run without a crash)'
@@ -419,8 +439,10 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points'>>, cra
     if (count.before > 1 || count.after > 1) fail(`the step ${key} ran ${count.before + count.after} times`)
     if (count.after > 0 && loggedAtCrash.has(key)) fail(`the step ${key} ran again after its value was logged`)
   }
+  const tC = performance.now()
   await direct.close?.()
   await world.close?.()
+  if (process.env.CRASH_TIME) console.log(`k=${crashAfter} checks+stop ${Math.round(tC - tA)} close ${Math.round(performance.now() - tC)}`)
   return { crashed: crashedFirst, writes: dying.writes, outcome, failures, refused }
 }
 
@@ -445,10 +467,20 @@ export async function enumerateAgentCrashPoints(options: AgentCrashOptions): Pro
   const reference = await runOnce(resolved, Number.POSITIVE_INFINITY)
   const failures = [...reference.failures]
   if (reference.outcome !== 'result') failures.push('the run without a crash did not give the child\'s answer')
-  const points: CrashPointResult[] = []
   const ks = options.points ?? reference.writes.map((_, i) => i + 1)
-  for (const k of ks) {
-    const run = await runOnce(resolved, k)
+  const runs: Array<{ k: number; run: Awaited<ReturnType<typeof runOnce>> }> = []
+  // Each point has its own world and clock: several can run at once (a store over the network waits more than it works).
+  let next = 0
+  const lane = async () => {
+    while (next < ks.length) {
+      const k = ks[next++]!
+      runs.push({ k, run: await runOnce(resolved, k) })
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, lane))
+  runs.sort((a, b) => a.k - b.k)
+  const points: CrashPointResult[] = []
+  for (const { k, run } of runs) {
     if (!run.crashed) failures.push(`crash point ${k}: the run ended before its write ${k} (it has ${run.writes.length}); the scenario is not deterministic`)
     failures.push(...run.failures)
     points.push({ k, write: run.writes[k - 1] ?? '', outcome: run.outcome })
