@@ -48,6 +48,8 @@ export interface CrashPointResult {
   readonly write: string
   /** What the parent's call ended with: the child's answer, or the tool error of a cut. */
   readonly outcome: 'result' | 'cut'
+  /** Sessions a worker found held by another host after the crash (a dead host's lease not yet expired). */
+  readonly busy: number
 }
 
 export interface AgentCrashReport {
@@ -316,6 +318,7 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
   const refused: string[] = []
   const answered: string[] = []
   let finishedAt = -1
+  let busy = 0
   for (let round = 0; round < 40; round++) {
     for (const q of openQuestions(await tree(direct))) {
       try {
@@ -326,6 +329,7 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
       }
     }
     const polls = await Promise.all(second.workers.map((w) => w.poll()))
+    for (const p of polls) busy += p.busy.length
     const parent = await view(direct, PARENT)
     if (!openTurn(parent) && (finished(parent) || !started(parent))) {
       const due = (await direct.wakeups?.due(10)) ?? []
@@ -443,7 +447,7 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
   await direct.close?.()
   await world.close?.()
   if (process.env.CRASH_TIME) console.log(`k=${crashAfter} checks+stop ${Math.round(tC - tA)} close ${Math.round(performance.now() - tC)}`)
-  return { crashed: crashedFirst, writes: dying.writes, outcome, failures, refused }
+  return { crashed: crashedFirst, writes: dying.writes, outcome, failures, refused, busy }
 }
 
 const crashFirstLabel = (crashed: boolean, k: number) => (crashed ? `crash point ${k}` : 'the run without a crash')
@@ -483,7 +487,7 @@ export async function enumerateAgentCrashPoints(options: AgentCrashOptions): Pro
   for (const { k, run } of runs) {
     if (!run.crashed) failures.push(`crash point ${k}: the run ended before its write ${k} (it has ${run.writes.length}); the scenario is not deterministic`)
     failures.push(...run.failures)
-    points.push({ k, write: run.writes[k - 1] ?? '', outcome: run.outcome })
+    points.push({ k, write: run.writes[k - 1] ?? '', outcome: run.outcome, busy: run.busy })
   }
   return { writes: reference.writes.length, points, failures }
 }
