@@ -20,6 +20,7 @@ const clients = { PGlite: lite, PostgreSQL: pool } as const
 const concurrency = { PGlite: 1, PostgreSQL: 4 } as const
 
 function worldOn(client: PGlite | pg.Pool) {
+  const drop = (sql: string) => (client instanceof PGlite ? client.query(sql) : client.query(sql))
   return async (): Promise<CrashWorld> => {
     const clock = createManualClock()
     const schema = freshSchema('agent_crash')
@@ -28,7 +29,7 @@ function worldOn(client: PGlite | pg.Pool) {
     return {
       clock,
       openStore: open,
-      close: async () => void (await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)),
+      close: async () => void (await drop(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)),
     }
   }
 }

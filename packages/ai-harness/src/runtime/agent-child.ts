@@ -35,7 +35,8 @@ export async function waitsForPerson(store: HarnessStore, sessionId: string, sta
     const childId = childSessionId(sessionId, call.id)
     const child = await readAndFold(store, childId)
     // A child that finished while this session waited on it: this session goes on with its answer.
-    if (child.nextSeq > 1 && ((!child.openTurn && child.lastTurnEnd === 'finished') || (await waitsForPerson(store, childId, child)))) return true
+    if (child.nextSeq > 1 && ((!child.openTurn && child.lastTurnEnd === 'finished') || (await waitsForPerson(store, childId, child))))
+      return true
   }
   return false
 }

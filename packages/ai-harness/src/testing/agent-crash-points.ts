@@ -63,7 +63,16 @@ export interface AgentCrashReport {
 const PARENT = 'boss'
 const CHILD_TEXT = 'The helper is done.'
 const MIDDLE_TEXT = 'The middle is done.'
-const MUTATING = new Set(['append', 'delete', 'leases.acquire', 'leases.renew', 'leases.release', 'wakeups.schedule', 'wakeups.cancel', 'wakeups.claim'])
+const MUTATING = new Set([
+  'append',
+  'delete',
+  'leases.acquire',
+  'leases.renew',
+  'leases.release',
+  'wakeups.schedule',
+  'wakeups.cancel',
+  'wakeups.claim',
+])
 
 /** A store whose process dies right after its `crashAfter`-th write: from then on every call (and that write's reply) hangs. */
 class DyingStore {
@@ -100,23 +109,48 @@ class DyingStore {
     const id = (logId: unknown) => String(logId)
     const leases: LeaseStore | undefined = inner.leases && {
       acquire: call('leases.acquire', (logId: string, owner: string, ttl: number) => inner.leases!.acquire(logId, owner, ttl), id),
-      renew: call('leases.renew', (lease, ttl: number) => inner.leases!.renew(lease, ttl), (lease) => lease.logId),
-      release: call('leases.release', (lease) => inner.leases!.release(lease), (lease) => lease.logId),
+      renew: call(
+        'leases.renew',
+        (lease, ttl: number) => inner.leases!.renew(lease, ttl),
+        (lease) => lease.logId,
+      ),
+      release: call(
+        'leases.release',
+        (lease) => inner.leases!.release(lease),
+        (lease) => lease.logId,
+      ),
     }
     const wakeups: WakeupStore | undefined = inner.wakeups && {
       schedule: call('wakeups.schedule', (logId: string, at: number) => inner.wakeups!.schedule(logId, at), id),
       cancel: call('wakeups.cancel', (logId: string) => inner.wakeups!.cancel(logId), id),
-      due: call('wakeups.due', (limit: number) => inner.wakeups!.due(limit), () => ''),
-      claim: call('wakeups.claim', (limit: number, holdMs: number) => inner.wakeups!.claim(limit, holdMs), () => ''),
+      due: call(
+        'wakeups.due',
+        (limit: number) => inner.wakeups!.due(limit),
+        () => '',
+      ),
+      claim: call(
+        'wakeups.claim',
+        (limit: number, holdMs: number) => inner.wakeups!.claim(limit, holdMs),
+        () => '',
+      ),
     }
     this.store = {
       limits: inner.limits,
       leases,
       wakeups,
-      ...(inner.now ? { now: call('now', () => inner.now!(), () => '') } : {}),
+      ...(inner.now
+        ? {
+            now: call(
+              'now',
+              () => inner.now!(),
+              () => '',
+            ),
+          }
+        : {}),
       append: call(
         'append',
-        (logId: string, expectedSeq: number, records: LogRecord[], options?: unknown) => inner.append(logId, expectedSeq, records, options as never),
+        (logId: string, expectedSeq: number, records: LogRecord[], options?: unknown) =>
+          inner.append(logId, expectedSeq, records, options as never),
         (logId, _seq, records) => `${logId} [${records.map((r) => r.type).join(',')}]`,
       ),
       read: call('read', (logId: string, options?: { after?: number; limit?: number }) => inner.read(logId, options), id),
@@ -129,28 +163,36 @@ class DyingStore {
 
 /** The agents of the scenario; every step function notes its idempotency key and whether the first process was dead then. */
 function agents(depth: 1 | 2, effects: Array<{ key: string; afterCrash: boolean }>, crashed: () => boolean, onParentCall: () => void) {
-  const confirm = durableTool(toolDefinition({ name: 'confirm', description: 'Asks a person', inputSchema: z.object({}) }), async (_a, { step }) => {
-    await step.do('before', ({ idempotencyKey }) => {
-      effects.push({ key: idempotencyKey, afterCrash: crashed() })
-      return 'prepared'
-    })
-    const answer = await step.ask({ name: 'ok', message: 'Go ahead?', schema: z.object({ ok: z.boolean() }) })
-    await step.do('after', ({ idempotencyKey }) => {
-      effects.push({ key: idempotencyKey, afterCrash: crashed() })
-      return 'shipped'
-    })
-    return answer.ok ? 'confirmed' : 'declined'
-  })
+  const confirm = durableTool(
+    toolDefinition({ name: 'confirm', description: 'Asks a person', inputSchema: z.object({}) }),
+    async (_a, { step }) => {
+      await step.do('before', ({ idempotencyKey }) => {
+        effects.push({ key: idempotencyKey, afterCrash: crashed() })
+        return 'prepared'
+      })
+      const answer = await step.ask({ name: 'ok', message: 'Go ahead?', schema: z.object({ ok: z.boolean() }) })
+      await step.do('after', ({ idempotencyKey }) => {
+        effects.push({ key: idempotencyKey, afterCrash: crashed() })
+        return 'shipped'
+      })
+      return answer.ok ? 'confirmed' : 'declined'
+    },
+  )
   const helper = defineHarness({
     name: 'helper',
-    adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : CHILD_TEXT)),
+    adapter: scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : CHILD_TEXT,
+    ),
     tools: [confirm],
   })
   const delegateTo = (harness: Harness) =>
-    agentTool(toolDefinition({ name: 'delegate', description: 'Hands a task to another agent', inputSchema: z.object({ task: z.string() }) }), {
-      harness,
-      prompt: ({ task }) => `Please do: ${task}`,
-    })
+    agentTool(
+      toolDefinition({ name: 'delegate', description: 'Hands a task to another agent', inputSchema: z.object({ task: z.string() }) }),
+      {
+        harness,
+        prompt: ({ task }) => `Please do: ${task}`,
+      },
+    )
   const middle = defineHarness({
     name: 'middle',
     adapter: scriptedText(({ messages }) =>
@@ -211,7 +253,8 @@ const openTurn = (v: SessionView) => {
   }
   return open
 }
-const finished = (v: SessionView) => !openTurn(v) && v.records.at(-1)?.type !== undefined && v.records.some((r) => r.type === 'harness.turn.finished')
+const finished = (v: SessionView) =>
+  !openTurn(v) && v.records.at(-1)?.type !== undefined && v.records.some((r) => r.type === 'harness.turn.finished')
 /** Whether a session's first turn was logged: before that, nothing of it ran. */
 const started = (v: SessionView | undefined) => v?.records.some((r) => r.type === 'harness.turn.started') === true
 const resultOf = (v: SessionView, callId: string) => v.records.filter((r) => r.type === 'harness.tool.result' && r.toolCallId === callId)
@@ -250,7 +293,8 @@ function wellFormed(v: SessionView): string | undefined {
   for (const [i, e] of v.entries.entries()) {
     if (e.seq !== i + 1) return `seq ${e.seq} at position ${i + 1}`
     const record = e.record as unknown
-    if (typeof record !== 'object' || record === null || typeof (record as { type?: unknown }).type !== 'string') return `record ${e.seq} has no type`
+    if (typeof record !== 'object' || record === null || typeof (record as { type?: unknown }).type !== 'string')
+      return `record ${e.seq} has no type`
     if (JSON.stringify(JSON.parse(JSON.stringify(record))) !== JSON.stringify(record)) return `record ${e.seq} is not JSON`
   }
   if (v.entries.length > 0 && v.records[0]!.type !== 'harness.session.opened') return `first record is ${v.records[0]!.type}`
@@ -338,7 +382,8 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
         // Far in the future, a poll must find nothing left to do either.
         clock.advance(10 * leaseMs)
         const late = await Promise.all(second.workers.map((w) => w.poll()))
-        if (late.some((p) => p.resumed.length > 0)) failures.push(`a session was resumed after everything finished: ${JSON.stringify(late)}`)
+        if (late.some((p) => p.resumed.length > 0))
+          failures.push(`a session was resumed after everything finished: ${JSON.stringify(late)}`)
         break
       }
     }
@@ -361,7 +406,8 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
     }
   }
   const end = await tree(direct)
-  if (process.env.CRASH_TIME) console.log(`k=${crashAfter} phaseA ${Math.round(tA - t0)} phaseB ${Math.round(performance.now() - tA)} rounds ${finishedAt}`)
+  if (process.env.CRASH_TIME)
+    console.log(`k=${crashAfter} phaseA ${Math.round(tA - t0)} phaseB ${Math.round(performance.now() - tA)} rounds ${finishedAt}`)
   if (process.env.CRASH_DEBUG) console.log(`k=${crashAfter}`, describe(end))
   const k = crashFirstLabel(crashedFirst, crashAfter)
   const write = dying.writes[crashAfter - 1] ?? '(no crash: the run without a crash)'
@@ -406,7 +452,10 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
           !calledAtCrash || parkedAtCrash || !started(childAtCrash) || finished(childAtCrash!) || waiting(childAtCrash!, atCrash)
           ? 'result'
           : 'cut'
-    if (outcome !== expected) fail(`the parent's call ended as ${outcome}, the seed says ${expected} (child at the crash: ${childAtCrash ? describe([childAtCrash]) : 'no log'})`)
+    if (outcome !== expected)
+      fail(
+        `the parent's call ended as ${outcome}, the seed says ${expected} (child at the crash: ${childAtCrash ? describe([childAtCrash]) : 'no log'})`,
+      )
     if (result && outcome === 'result' && (result.ok !== true || result.result !== childText)) {
       fail(`the parent's call got ${JSON.stringify(result.result)} (ok: ${String(result.ok)}), not the child's answer`)
     }
@@ -423,14 +472,18 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
       if (answered.length > 0) fail(`an answer to the cut child was accepted (${answered.join(', ')})`)
     } else {
       // Every step of the child ran and is logged once.
-      const steps = end.flatMap((v) => v.records.filter((r) => r.type === 'harness.step').map((r) => `${v.id}:${String(r.toolCallId)}:${String(r.name)}`))
+      const steps = end.flatMap((v) =>
+        v.records.filter((r) => r.type === 'harness.step').map((r) => `${v.id}:${String(r.toolCallId)}:${String(r.name)}`),
+      )
       if (new Set(steps).size !== steps.length) fail('a step is logged twice')
       if (!steps.some((s) => s.endsWith(':after'))) fail("the child's step after the question never ran")
     }
   }
   // At most once per key, except a step whose function ran before the crash and whose value the crash lost.
   const loggedAtCrash = new Set(
-    atCrash.flatMap((v) => v.records.filter((r) => r.type === 'harness.step').map((r) => `${v.id}:${String(r.toolCallId)}:${String(r.name)}`)),
+    atCrash.flatMap((v) =>
+      v.records.filter((r) => r.type === 'harness.step').map((r) => `${v.id}:${String(r.toolCallId)}:${String(r.name)}`),
+    ),
   )
   const byKey = new Map<string, { before: number; after: number }>()
   for (const e of effects) {
@@ -467,10 +520,15 @@ function describe(views: readonly SessionView[]): string {
  * per key (twice only when the crash lost its value); every log well-formed.
  */
 export async function enumerateAgentCrashPoints(options: AgentCrashOptions): Promise<AgentCrashReport> {
-  const resolved = { depth: options.depth ?? 1, variant: options.variant ?? 'same-time', leaseMs: options.leaseMs ?? 30_000, world: options.world }
+  const resolved = {
+    depth: options.depth ?? 1,
+    variant: options.variant ?? 'same-time',
+    leaseMs: options.leaseMs ?? 30_000,
+    world: options.world,
+  }
   const reference = await runOnce(resolved, Number.POSITIVE_INFINITY)
   const failures = [...reference.failures]
-  if (reference.outcome !== 'result') failures.push('the run without a crash did not give the child\'s answer')
+  if (reference.outcome !== 'result') failures.push("the run without a crash did not give the child's answer")
   const ks = options.points ?? reference.writes.map((_, i) => i + 1)
   const runs: Array<{ k: number; run: Awaited<ReturnType<typeof runOnce>> }> = []
   // Each point has its own world and clock: several can run at once (a store over the network waits more than it works).
@@ -485,7 +543,10 @@ export async function enumerateAgentCrashPoints(options: AgentCrashOptions): Pro
   runs.sort((a, b) => a.k - b.k)
   const points: CrashPointResult[] = []
   for (const { k, run } of runs) {
-    if (!run.crashed) failures.push(`crash point ${k}: the run ended before its write ${k} (it has ${run.writes.length}); the scenario is not deterministic`)
+    if (!run.crashed)
+      failures.push(
+        `crash point ${k}: the run ended before its write ${k} (it has ${run.writes.length}); the scenario is not deterministic`,
+      )
     failures.push(...run.failures)
     points.push({ k, write: run.writes[k - 1] ?? '', outcome: run.outcome, busy: run.busy })
   }
