@@ -1,5 +1,6 @@
 import type { HarnessStore } from '../contract/types.js'
-import { childSessionId } from './agent-tool.js'
+import { agentMetaOf, childSessionId } from './agent-tool.js'
+import type { Harness } from './harness.js'
 import { parkedCall, readAndFold, type SessionState, unsettledCalls } from './session-fold.js'
 
 /**
@@ -16,14 +17,14 @@ import { parkedCall, readAndFold, type SessionState, unsettledCalls } from './se
  */
 export type ChildStanding = 'new' | 'finished' | 'ended' | 'waiting' | 'cut'
 
-export async function childStanding(store: HarnessStore, childId: string, state: SessionState): Promise<ChildStanding> {
+export async function childStanding(store: HarnessStore, child: Harness, childId: string, state: SessionState): Promise<ChildStanding> {
   if (state.turns === 0) return 'new'
   if (!state.openTurn) return state.lastTurnEnd === 'finished' ? 'finished' : 'ended'
-  return (await waitsForPerson(store, childId, state)) ? 'waiting' : 'cut'
+  return (await waitsForPerson(store, child, childId, state)) ? 'waiting' : 'cut'
 }
 
 /** A session whose open turn waits for a person, itself or through an agent call's child (read from the store). */
-export async function waitsForPerson(store: HarnessStore, sessionId: string, state: SessionState): Promise<boolean> {
+export async function waitsForPerson(store: HarnessStore, harness: Harness, sessionId: string, state: SessionState): Promise<boolean> {
   const open = state.openTurn
   if (!open) return false
   if (parkedCall(state)) return true
@@ -32,11 +33,14 @@ export async function waitsForPerson(store: HarnessStore, sessionId: string, sta
     if (open.callIds.includes(call) && !state.results.has(call)) return true
   }
   for (const call of unsettledCalls(state)) {
+    const agent = agentMetaOf(harness.toolNamed(call.name))
+    if (!agent) continue
     const childId = childSessionId(sessionId, call.id)
     const child = await readAndFold(store, childId)
+    if (child.nextSeq === 1) continue
     // A child that finished while this session waited on it: this session goes on with its answer.
-    if (child.nextSeq > 1 && ((!child.openTurn && child.lastTurnEnd === 'finished') || (await waitsForPerson(store, childId, child))))
-      return true
+    if (!child.openTurn && child.lastTurnEnd === 'finished') return true
+    if (await waitsForPerson(store, agent.harness, childId, child)) return true
   }
   return false
 }

@@ -737,7 +737,7 @@ async function runAgentCall(
       const entries = await child.entries()
       // A call that did not park on its child is new, or was cut by a crash: the child's log
       // says which, and what the seed prescribes (see ChildStanding).
-      const standing = parkedOnChild ? 'waiting' : await childStanding(session.store, childId, foldLog(entries))
+      const standing = parkedOnChild ? 'waiting' : await childStanding(session.store, agent.harness, childId, foldLog(entries))
       if (standing === 'cut' || standing === 'ended') {
         // It never runs again: its turn (and those of its own agent children) ends here, before the call settles.
         if (standing === 'cut') await child.cancel(CUT_CHILD_REASON)
