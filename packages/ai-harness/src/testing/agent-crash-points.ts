@@ -35,6 +35,11 @@ export interface AgentCrashOptions {
   variant?: CrashVariant
   /** Only these crash points (write numbers, from 1), to look at one. Default: every write. */
   points?: readonly number[]
+  /**
+   * Only the crash points whose write this picks, by its description (e.g.
+   * `append boss/agent/call_1 [harness.parked]`); applied after `points`. Default: all.
+   */
+  select?: (write: string) => boolean
   /** Crash points run at once, each on its own world. Default 1. */
   concurrency?: number
   /** The lease of every host and worker. Default 30 s (the clock is manual: nothing waits for it). */
@@ -303,7 +308,7 @@ function wellFormed(v: SessionView): string | undefined {
   return undefined
 }
 
-async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'concurrency'>>, crashAfter: number) {
+async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'concurrency' | 'select'>>, crashAfter: number) {
   const t0 = performance.now()
   const world = await options.world()
   const { clock } = world
@@ -529,7 +534,8 @@ export async function enumerateAgentCrashPoints(options: AgentCrashOptions): Pro
   const reference = await runOnce(resolved, Number.POSITIVE_INFINITY)
   const failures = [...reference.failures]
   if (reference.outcome !== 'result') failures.push("the run without a crash did not give the child's answer")
-  const ks = options.points ?? reference.writes.map((_, i) => i + 1)
+  const select = options.select ?? (() => true)
+  const ks = (options.points ?? reference.writes.map((_, i) => i + 1)).filter((k) => select(reference.writes[k - 1] ?? ''))
   const runs: Array<{ k: number; run: Awaited<ReturnType<typeof runOnce>> }> = []
   // Each point has its own world and clock: several can run at once (a store over the network waits more than it works).
   let next = 0
