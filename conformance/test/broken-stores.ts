@@ -188,6 +188,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'fault.ambiguous-answer',
       'durable.retry.count-kept-across-crash',
       'wait.retry.parks-until-due',
+      'agent.crash-points',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -338,6 +339,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.retry.count-kept-across-crash',
       'durable.retry.final-stays-failed',
       'wait.retry.parks-until-due',
+      'agent.crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -966,7 +968,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- namespaces -------------------------------------------------------------------
   'logs of every namespace in one table': {
-    fails: ['log.namespaces-isolated'],
+    fails: ['log.namespaces-isolated', 'agent.crash-points'],
     says: 'namespaces share data',
     make: (store) => store,
     shared: 'logs',
