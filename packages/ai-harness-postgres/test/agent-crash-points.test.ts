@@ -38,6 +38,10 @@ describe.each(Object.keys(clients) as Array<keyof typeof clients>)('agent tool a
   describe.each([1, 2] as const)('%i level(s)', (depth) => {
     it.each(['same-time', 'staggered', 'two-workers'] as CrashVariant[])('%s', async (variant) => {
       const report = await enumerateAgentCrashPoints({ world: worldOn(clients[name]), depth, variant, concurrency: concurrency[name] })
+      if (process.env.CRASH_REPORT) {
+        const cut = report.points.filter((p) => p.outcome === 'cut').length
+        console.log(`${name} depth ${depth} ${variant}: ${report.writes} writes, ${cut} points cut`)
+      }
       expect(report.failures).toEqual([])
       expect(report.points.length).toBe(report.writes)
     })
