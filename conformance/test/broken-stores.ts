@@ -193,6 +193,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'fault.ambiguous-answer',
       'durable.retry.count-kept-across-crash',
       'wait.retry.parks-until-due',
+      'agent.crash-points',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -349,6 +350,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.retry.final-stays-failed',
       'wait.retry.parks-until-due',
       'wait.ask.listed-as-waiting',
+      'agent.crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -981,6 +983,11 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.ask.answer-refused-by-the-tool-reopens',
       'durable.secrets.every-form',
       'fault.ambiguous-answer',
+      'approval.approve.worker-resumes',
+      'approval.deny.denial-result',
+      'approval.decision.survives-crash',
+      'approval.decision.second-refused',
+      'approval.cut-batch.waiting-not-cut',
     ],
     says: 'schedule at MAX_TIME_MS',
     make: (store) =>
@@ -1000,7 +1007,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- namespaces -------------------------------------------------------------------
   'logs of every namespace in one table': {
-    fails: ['log.namespaces-isolated', 'sessions.list.namespace'],
+    fails: ['log.namespaces-isolated', 'sessions.list.namespace', 'agent.crash-points'],
     says: 'namespaces share data',
     make: (store) => store,
     shared: 'logs',

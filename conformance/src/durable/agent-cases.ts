@@ -9,7 +9,7 @@ import {
   durableTool,
   HARNESS_EVENTS,
 } from '@tanstack/ai-harness'
-import { recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
+import { enumerateAgentCrashPoints, recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { defineCase, readFrom } from '../case.js'
 import { assertWellFormed, drain, runUntilCrash, startCaseMachine } from './fixtures.js'
@@ -44,7 +44,30 @@ function agents(runs: string[]) {
   return { parent, child }
 }
 
+/** The writes at the moments the seed's rule for agent calls tells apart (see enumerateAgentCrashPoints). */
+const CHILD_MOMENTS = /^append boss\/agent\/[^ ]+ \[(harness\.(step|ask|parked|answer)|[^\]]*harness\.turn\.finished)\]$/
+
 export const agentCases = [
+  defineCase({
+    id: 'agent.crash-points',
+    title:
+      'a crash right after the child writes a step, its question, its park, the answer or its end leaves one outcome of the agent call, the one the seed prescribes, and nothing waiting with nothing to wake it',
+    requires: ['leases', 'wakeups'],
+    async run(context) {
+      const report = await enumerateAgentCrashPoints({
+        world: async () => ({ clock: context.clock, openStore: (await context.openNamespace()).openStore }),
+        select: (write) => CHILD_MOMENTS.test(write),
+        leaseMs: TEST_LEASE_MS,
+      })
+      assert.equal(report.points.length, 6, `six moments of the child, found: ${report.points.map((p) => p.write).join('; ')}`)
+      assert.deepEqual(report.failures, [], 'every crash point holds')
+      assert.deepEqual(
+        report.points.map((p) => p.outcome),
+        ['cut', 'result', 'result', 'result', 'result', 'result'],
+        'cut while running, else the child goes on',
+      )
+    },
+  }),
   defineCase({
     id: 'agent.waits-for-a-person',
     title: 'an agent-tool call whose child waits for a person keeps its place and goes on after the answer',

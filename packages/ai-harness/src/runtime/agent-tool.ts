@@ -29,8 +29,10 @@ export function agentMetaOf(tool: unknown): AgentMeta | undefined {
  * final answer. In a durable session the child's log is its own session
  * (`<parent>/agent/<toolCallId>`); a child that asks a person parks the parent call,
  * which keeps its place and goes on after the answer. After a crash, a cut agent-tool
- * call gets a tool error, as nobody knows what the child did. In plain `chat()` the
- * child runs as a plain `chat()` too.
+ * call gets a tool error, as nobody knows what the child did, and the child's turn ends
+ * so it never runs again; a call whose child waits for a person keeps its place, and one
+ * whose child finished gets its answer. In plain `chat()` the child runs as a plain
+ * `chat()` too.
  */
 export function agentTool<
   TInput extends SchemaInput | undefined,

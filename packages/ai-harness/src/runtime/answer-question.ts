@@ -75,6 +75,9 @@ export async function answerQuestion(
       answer: jsonCopy(answer) as JsonValue,
       at: clock.now(),
     }
+    // Due before the answer lands too: a crash between the two must not leave an answered
+    // question with nothing to wake its session (a worker that finds no answer only cancels again).
+    await wake(store, clock, sessionId)
     try {
       await store.append(sessionId, state.nextSeq, [record])
     } catch (error) {

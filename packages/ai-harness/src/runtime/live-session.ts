@@ -8,7 +8,8 @@ import type { LogEntry } from '../contract/types.js'
 import type { Harness } from './harness.js'
 import type { LoggedMessage, ParkedRecord } from './records.js'
 import type { Session, SessionArgs, SessionStatus, TurnInput } from './session.js'
-import { parkedCall } from './session-fold.js'
+import { agentMetaOf, childSessionId } from './agent-tool.js'
+import { parkedCall, unsettledCalls } from './session-fold.js'
 import { SessionLease } from './session-lease.js'
 import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -140,11 +141,34 @@ export class LiveSession implements Session {
     const open = this.#args.state.openTurn
     if (!open) return
     const kept = this.#runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
+    await this.#cancelChildren()
     await this.#writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: this.#args.clock.now(), reason: kept }])
     // The stop above may have let the session go meanwhile (TypeScript cannot see that).
     const phase = this.#phase.name as Phase['name']
     if (phase !== 'parked' && phase !== 'closed') this.#phase = { name: 'idle' }
     await this.#args.store.wakeups?.cancel(this.id)
+  }
+
+  /**
+   * Ends the open turns of the children of this turn's unsettled agent calls, before the
+   * turn itself ends: a child must not run on (ask, act, take an answer) for a call that
+   * no longer waits for it. Deepest first, so a crash halfway leaves the rest still open.
+   */
+  async #cancelChildren(): Promise<void> {
+    const { state, store } = this.#args
+    for (const call of unsettledCalls(state)) {
+      const agent = agentMetaOf(this.harness.toolNamed(call.name))
+      if (!agent) continue
+      const childId = childSessionId(this.id, call.id)
+      // A child that never wrote its log never ran: opening it would create it.
+      if ((await store.read(childId, { after: 0, limit: 1 })).length === 0) continue
+      const child = await this.#runtime.openChild(agent.harness, childId, { sessionId: this.id, toolCallId: call.id })
+      try {
+        if (child.needsRecovery) await child.cancel('The agent call that ran this session ended without waiting for it.')
+      } finally {
+        await child.close()
+      }
+    }
   }
 
   async handOff(): Promise<void> {
@@ -302,7 +326,12 @@ export class LiveSession implements Session {
   }
 
   #recover(turn: TurnRun, runtime: SessionRuntime): AsyncGenerator<StreamChunk> {
-    return recoverTurn(runtime, turn, { host: this.#args.hostId, fence: this.#lease.fence, wakeups: this.#wakeups })
+    return recoverTurn(runtime, turn, {
+      host: this.#args.hostId,
+      fence: this.#lease.fence,
+      wakeups: this.#wakeups,
+      deferToParent: this.#args.wakeParentWhenIdle,
+    })
   }
 
   /** Stops a running turn, waiting at most stopTimeoutMs; its scope writes nothing more either way. */

@@ -72,6 +72,8 @@ export interface SessionState {
       }
     | undefined
   turns: number
+  /** How the last ended turn ended, if one did. */
+  lastTurnEnd: 'finished' | 'cancelled' | undefined
   /** Wake times of durable sleeps, by tool call id, then step name. */
   sleeps: Map<string, Map<string, number>>
   /**
@@ -135,6 +137,7 @@ export function emptyState(): SessionState {
     toolCalls: new Map(),
     openTurn: undefined,
     turns: 0,
+    lastTurnEnd: undefined,
     sleeps: new Map(),
     questions: new Map(),
     approvals: new Map(),
@@ -288,6 +291,7 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
         }
       }
       state.openTurn = undefined
+      state.lastTurnEnd = record.type === 'harness.turn.finished' ? 'finished' : 'cancelled'
       state.parked.clear()
       state.notStarted.clear()
       break

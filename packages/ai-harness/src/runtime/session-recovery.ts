@@ -1,4 +1,5 @@
 import type { StreamChunk } from '@tanstack/ai'
+import { agentMetaOf } from './agent-tool.js'
 import type { ToolResultRecord } from './records.js'
 import { parkedCall, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -21,13 +22,26 @@ export interface RunControl {
 export async function* recoverTurn(
   runtime: SessionRuntime,
   control: RunControl,
-  driver: { host: string; fence: number | null; wakeups: WakeupPolicy },
+  driver: {
+    host: string
+    fence: number | null
+    wakeups: WakeupPolicy
+    /** A worker's resume: a child agent's turn that a crash cut is its parent's to decide. */
+    deferToParent: boolean
+  },
 ): AsyncGenerator<StreamChunk> {
   const { state, writer, clock } = runtime
   const open = state.openTurn
   if (!open) return
   if (await driver.wakeups.stillWaiting()) {
     control.outcome = { kind: 'parked', parked: parkedCall(state)! }
+    return
+  }
+  if (driver.deferToParent && state.parent && !parkedCall(state)) {
+    // Its parent never parked on it, so the parent call decides from the log whether it
+    // goes on (it waits for a person) or was cut (it never runs again): wake the parent.
+    await driver.wakeups.deferToParent()
+    control.outcome = { kind: 'stopped' }
     return
   }
   await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: driver.host, fence: driver.fence }])
@@ -60,6 +74,8 @@ export async function settleCutCalls(runtime: SessionRuntime): Promise<void> {
     // An approval's park is over once acted on; any other park of the call keeps it waiting.
     if ((parked && parked.reason !== 'approval') || state.notStarted.has(call.id)) continue
     if (harness.replayOfCall(call) === 'safe') continue
+    // An agent call is decided from its child's log when the turn runs again (see runAgentCall).
+    if (agentMetaOf(harness.toolNamed(call.name))) continue
     settle.push({
       type: 'harness.tool.result',
       toolCallId: call.id,

@@ -4,6 +4,7 @@ import { isWellFormedText } from '../contract/prepare-batch.js'
 import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
 import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
+import { AgentCallCut, childStanding } from './agent-child.js'
 import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
 import {
   type AppendRecords,
@@ -34,7 +35,7 @@ import {
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
-import { questionId } from './session-fold.js'
+import { foldLog, questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
@@ -525,14 +526,14 @@ export class ToolCallRun {
   }
 
   /** Records the outcome with the buffered app records, in one append. */
-  async settle(ok: boolean, result: JsonValue): Promise<void> {
+  async settle(ok: boolean, result: JsonValue, cut = false): Promise<void> {
     const record: ToolResultRecord = {
       type: 'harness.tool.result',
       toolCallId: this.toolCallId,
       toolName: this.toolName,
       ok,
       result,
-      cut: false,
+      cut,
     }
     await this.session.writer.append([record, ...this.#records])
   }
@@ -694,7 +695,8 @@ async function runCall(
     seen = { error: session.scanner.redactText(errorMessage(error)) }
   }
   try {
-    await call.settle(ok, seen)
+    // An agent call whose child was cut is settled as cut, as the replay rules settle other cut calls.
+    await call.settle(ok, seen, !ok && error instanceof AgentCallCut)
   } catch (caught) {
     if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
       control.stop(own(session, caught))
@@ -764,6 +766,9 @@ function childFailure(session: SessionRuntime, error: unknown): unknown {
   return own(session, error)
 }
 
+/** Why the turn of a child cut while it ran was ended. */
+const CUT_CHILD_REASON = 'The agent call that ran this session was cut by a crash; it does not run again.'
+
 /**
  * Runs (or continues) the child session of an agent-tool call. A child that waits for a
  * person parks the parent call; its question is forwarded on the parent's stream.
@@ -776,7 +781,8 @@ async function runAgentCall(
 ): Promise<unknown> {
   const { session, toolCallId } = call
   const childId = childSessionId(session.logId, toolCallId)
-  if (session.state.parked.get(toolCallId)?.reason === 'agent') {
+  const parkedOnChild = session.state.parked.get(toolCallId)?.reason === 'agent'
+  if (parkedOnChild) {
     // The call waited on its child, so the child's log exists, unless it was deleted: then
     // opening it would bring a deleted session back. Nobody knows what it did.
     const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
@@ -792,6 +798,7 @@ async function runAgentCall(
   } catch (error) {
     throw childFailure(session, error)
   }
+  let cut = false
   try {
     const approvals: Array<Record<string, unknown>> = []
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
@@ -802,17 +809,26 @@ async function runAgentCall(
       // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
       if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.approval) approvals.push(chunk.value as Record<string, unknown>)
     }
-    let log: Awaited<ReturnType<typeof child.entries>>
+    let log: Awaited<ReturnType<typeof child.entries>> = []
     try {
       const entries = await child.entries()
-      const started = entries.some((e) => e.record.type === 'harness.turn.started')
-      const stream = started ? child.resume() : child.send(agent.prompt(args))
-      for await (const chunk of stream) forward(chunk as never)
-      if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
-      log = await child.entries()
+      // A call that did not park on its child is new, or was cut by a crash: the child's log
+      // says which, and what the seed prescribes (see ChildStanding).
+      const standing = parkedOnChild ? 'waiting' : await childStanding(session.store, agent.harness, childId, foldLog(entries))
+      if (standing === 'cut' || standing === 'ended') {
+        // It never runs again: its turn (and those of its own agent children) ends here, before the call settles.
+        if (standing === 'cut') await child.cancel(CUT_CHILD_REASON)
+        cut = true
+      } else {
+        const stream = standing === 'new' ? child.send(agent.prompt(args)) : child.resume()
+        for await (const chunk of stream) forward(chunk as never)
+        if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
+        log = await child.entries()
+      }
     } catch (error) {
       throw ownFailureIn(session, error) ? error : childFailure(session, error)
     }
+    if (cut) throw new AgentCallCut(session.harness.cutToolError)
     if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
       throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
     }

@@ -75,6 +75,14 @@ export class WakeupPolicy {
     await this.store.wakeups?.cancel(this.logId)
   }
 
+  /** A child agent's cut turn: its parent decides it, so the parent is due now and this session waits for it. */
+  async deferToParent(): Promise<void> {
+    const parent = this.state.parent
+    if (!parent || !this.store.wakeups) return
+    await this.store.wakeups.schedule(parent.sessionId, await durableNow(this.store, this.clock))
+    await this.store.wakeups.cancel(this.logId)
+  }
+
   /** Makes the session due at once: a hand-off, an answer. */
   async dueNow(): Promise<void> {
     if (this.store.wakeups) await this.store.wakeups.schedule(this.logId, await durableNow(this.store, this.clock))

@@ -25,3 +25,11 @@ export {
 } from './faulty-store.js'
 export { startFaultProxy, type FaultProxy, type ProxyAction, type ProxyRule, type ProxyRuleHandle } from './fault-proxy.js'
 export { networkFaultScenarios, type NetworkFaultScenario, type NetworkFaultTarget } from './network-fault-scenarios.js'
+export {
+  enumerateAgentCrashPoints,
+  type AgentCrashOptions,
+  type AgentCrashReport,
+  type CrashPointResult,
+  type CrashVariant,
+  type CrashWorld,
+} from './agent-crash-points.js'
