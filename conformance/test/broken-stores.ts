@@ -988,6 +988,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'approval.decision.survives-crash',
       'approval.decision.second-refused',
       'approval.cut-batch.waiting-not-cut',
+      'agent.crash-points',
     ],
     says: 'schedule at MAX_TIME_MS',
     make: (store) =>

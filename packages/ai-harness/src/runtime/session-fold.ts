@@ -69,6 +69,8 @@ export interface SessionState {
         trace: LoggedTrace | undefined
         /** The host that drives the turn now (its last turn.started or turn.resumed). */
         host: string | undefined
+        /** Calls of the turn that had no result when it was last resumed: a crash cut them, or they wait. */
+        unsettledAtResume: Set<string>
       }
     | undefined
   turns: number
@@ -221,11 +223,13 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
         callIds: [],
         trace: loggedTrace(record.trace),
         host: typeof record.host === 'string' ? record.host : undefined,
+        unsettledAtResume: new Set(),
       }
       for (const m of record.messages as LoggedMessage[]) state.messages.push({ ...m })
       break
     case 'harness.turn.resumed':
       if (state.openTurn && state.openTurn.turnId === record.turnId && typeof record.host === 'string') state.openTurn.host = record.host
+      if (state.openTurn) for (const id of state.openTurn.callIds) if (!state.results.has(id)) state.openTurn.unsettledAtResume.add(id)
       for (const approval of state.approvals.values()) if (approval.decision) approval.runsSinceDecision++
       break
     case 'harness.assistant': {

@@ -453,9 +453,10 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
         ? logged.cut === true
           ? 'cut'
           : 'result'
-        : // A call the crash did not see yet (or whose child had not started) runs as new; one that waits for its child (or whose
-          // child waits for a person, or finished) keeps its place; one whose child ran is cut.
-          !calledAtCrash || parkedAtCrash || !started(childAtCrash) || finished(childAtCrash!) || waiting(childAtCrash!, atCrash)
+        : // A call the crash did not see yet runs as new; one that waits for its child (or whose child waits for a
+          // person, or finished) keeps its place; any other is cut, also when its child had not started (SPEC §4:
+          // an agent-tool call gets a tool error too, except one waiting for a person).
+          !calledAtCrash || parkedAtCrash || (started(childAtCrash) && (finished(childAtCrash!) || waiting(childAtCrash!, atCrash)))
           ? 'result'
           : 'cut'
     if (outcome !== expected)
