@@ -13,6 +13,10 @@ export default defineConfig({
       'consumer/vitest.config.ts',
       'tooling/vitest.config.ts',
     ],
+    // Most files wait on sockets, child processes and test servers rather than compute:
+    // two files at a time keep both cores of a small CI machine busy (vitest's default is
+    // cores - 1, one file at a time on two cores).
+    maxWorkers: 2,
     reporters: ['default', 'json'],
     outputFile: { json: '.vitest/results.json' },
   },
