@@ -614,17 +614,13 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
   } as AnyTool
 }
 
-// long: split pending: tool-call.ts is being reworked for tool approvals; its split follows that
-/** One call of a bound tool: run (or answer from the log), apply the hooks, settle in the log. */
+/** One call of a bound tool: answer from the log, or run it, apply the hooks, and settle it in the log. */
 async function runCall(
   session: SessionRuntime,
   tool: AnyTool,
   control: RunControl,
   { args, context, toolCallId, span }: { args: unknown; context: ToolExecutionContext | undefined; toolCallId: string; span: HarnessSpan },
 ): Promise<unknown> {
-  const meta = durableMetaOf(tool)
-  const agent = agentMetaOf(tool)
-  const original = tool.execute
   const logged = session.state.results.get(toolCallId)
   if (logged) {
     span.set({ [ATTR.outcome]: 'logged' })
@@ -632,30 +628,70 @@ async function runCall(
     throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
   }
   if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
-    // Denied: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it.
-    span.set({ [ATTR.outcome]: 'denied' })
-    const seen = { error: DENIED_TOOL_ERROR }
-    try {
-      await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
-    } catch (caught) {
-      control.stop(own(session, caught))
-      throw caught
-    }
-    throw new Error(DENIED_TOOL_ERROR)
+    return settleDenied(session, tool, control, toolCallId, span)
   }
-  const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, meta, span.context)
-  let ok: boolean
-  let value: unknown
-  let error: unknown
+  const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
+  const outcome = await applyHooks(
+    session,
+    tool,
+    { toolCallId, args },
+    await executeCall(session, tool, control, call, { args, context, span }),
+  )
+  const settled = await settleCall(session, tool, control, call, outcome)
+  span.set({ [ATTR.outcome]: settled.ok ? 'ok' : call.deadline.expired ? 'timed-out' : 'error' })
+  if (!settled.ok) throw new Error((settled.seen as { error: string }).error)
+  return settled.seen
+}
+
+/** How a call ended before it is settled: its value, or the error the model will see. */
+interface CallOutcome {
+  ok: boolean
+  value?: unknown
+  error?: unknown
+}
+
+/** A denied call: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it. */
+async function settleDenied(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  toolCallId: string,
+  span: HarnessSpan,
+): Promise<never> {
+  span.set({ [ATTR.outcome]: 'denied' })
+  const seen = { error: DENIED_TOOL_ERROR }
   try {
-    value = agent
+    await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
+  } catch (caught) {
+    control.stop(own(session, caught))
+    throw caught
+  }
+  throw new Error(DENIED_TOOL_ERROR)
+}
+
+/**
+ * Runs the tool (an agent's child session, a durable tool with its steps, or a plain
+ * tool). Whatever it throws is the call's error, except the session's own failures and
+ * park signals, which stop the run.
+ */
+async function executeCall(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  call: ToolCallRun,
+  { args, context, span }: { args: unknown; context: ToolExecutionContext | undefined; span: HarnessSpan },
+): Promise<CallOutcome> {
+  const meta = durableMetaOf(tool)
+  const agent = agentMetaOf(tool)
+  try {
+    const value = agent
       ? await runAgentCall(call, agent, args, context)
       : meta
         ? await call.deadline.race(Promise.resolve(meta.execute(args, call.contextFor(context))))
-        : await original!(args, call.contextFor(context))
+        : await tool.execute!(args, call.contextFor(context))
     // A tool that caught its step's park signal (or a lost write) still stops the run.
     if (call.stop) throw call.stop
-    ok = true
+    return { ok: true, value }
   } catch (caught) {
     const mine = ownFailureIn(session, caught) ?? call.stop
     if (mine) {
@@ -663,11 +699,20 @@ async function runCall(
       control.stop(mine)
       throw caught
     }
-    ok = false
-    error = caught
+    return { ok: false, error: caught }
   } finally {
     call.end()
   }
+}
+
+/** The harness's `onAfterToolCall` hooks, in order: each may replace the result, also an error's. */
+async function applyHooks(
+  session: SessionRuntime,
+  tool: AnyTool,
+  { toolCallId, args }: { toolCallId: string; args: unknown },
+  outcome: CallOutcome,
+): Promise<CallOutcome> {
+  let { ok, value, error } = outcome
   for (const hook of session.harness.hooks) {
     try {
       const replaced = await hook({ toolName: tool.name, toolCallId, args, ok, result: value, error })
@@ -683,29 +728,45 @@ async function runCall(
       error = hookError
     }
   }
-  let seen: JsonValue
-  if (ok) {
-    try {
-      seen = session.scanner.redact(modelValue(value))
-    } catch (caught) {
-      ok = false
-      seen = { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) }
+  return { ok, value, error }
+}
+
+/** What the model sees of an outcome: the value as JSON, or `{ error }`, without the session's secrets. */
+function modelResult(session: SessionRuntime, { ok, value, error }: CallOutcome): { ok: boolean; seen: JsonValue } {
+  if (!ok) return { ok, seen: { error: session.scanner.redactText(errorMessage(error)) } }
+  try {
+    return { ok, seen: session.scanner.redact(modelValue(value)) }
+  } catch (caught) {
+    return {
+      ok: false,
+      seen: { error: session.scanner.redactText(`The tool returned a value that cannot be sent as JSON: ${errorMessage(caught)}`) },
     }
-  } else {
-    seen = { error: session.scanner.redactText(errorMessage(error)) }
   }
+}
+
+/**
+ * Settles the call in the log with what the model sees. A result (or its records) over
+ * the store's limits must not stop the turn: the model gets a tool error it can act on,
+ * and the log keeps that error alone.
+ */
+async function settleCall(
+  session: SessionRuntime,
+  tool: AnyTool,
+  control: RunControl,
+  call: ToolCallRun,
+  outcome: CallOutcome,
+): Promise<{ ok: boolean; seen: JsonValue }> {
+  const result = modelResult(session, outcome)
   try {
     // An agent call whose child was cut is settled as cut, as the replay rules settle other cut calls.
-    await call.settle(ok, seen, !ok && error instanceof AgentCallCut)
+    await call.settle(result.ok, result.seen, !result.ok && outcome.error instanceof AgentCallCut)
+    return result
   } catch (caught) {
     if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
       control.stop(own(session, caught))
       throw caught
     }
-    // A result (or its records) over the store's limits must not stop the turn: the
-    // model gets a tool error it can act on, and the log keeps that error alone.
-    ok = false
-    seen = {
+    const seen = {
       error: session.scanner.redactText(
         `The result of ${tool.name} is too large to keep in the session log (${caught.message}) Return an id or a summary instead.`,
       ),
@@ -716,10 +777,8 @@ async function runCall(
       control.stop(own(session, again))
       throw again
     }
+    return { ok: false, seen }
   }
-  span.set({ [ATTR.outcome]: ok ? 'ok' : call.deadline.expired ? 'timed-out' : 'error' })
-  if (!ok) throw new Error((seen as { error: string }).error)
-  return seen
 }
 
 /** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */

@@ -51,7 +51,8 @@ export async function* runTurn(
   }
 }
 
-// long: split pending: turn-runner.ts is being reworked for tool approvals; its split follows that
+// long: the recorder middleware's hooks and the stream loop share the run's mutable state (the stop reason, the
+// streamed text, the tools bound so far); a split first needs that state as an object of its own
 async function* runTurnSteps(
   session: SessionRuntime,
   turnId: string,
