@@ -7,7 +7,7 @@ import { parkedCall, readAndFold, type SessionState, unsettledCalls } from './se
  * Where the child session of an agent-tool call stands, read from its log:
  *
  * - `new`: no turn was logged, so nothing of it ran; a new call starts it (a call a crash
- *   cut gets the tool error all the same: see `wasCutByACrash` in tool-call.ts).
+ *   cut gets the tool error all the same: see `cutAtResume` in session-fold.ts).
  * - `finished`: its turn finished; the call takes its answer.
  * - `ended`: its turn was cancelled (a cut call, or a person): it gave no answer.
  * - `waiting`: it waits for a person (a question in its open turn, answered or not,

@@ -373,6 +373,27 @@ export interface OpenWaits {
 }
 
 /**
+ * Whether the replay rules count this call of the open turn as cut, whatever its tool: it
+ * had no result when a host last took the turn over, and it was not waiting (a park of its
+ * own, a later call of a parked batch, a batch whose approvals are not yet acted on, a
+ * denied call). Each tool's policy then decides what a cut call gets (see `settleCutCalls`).
+ */
+export function cutAtResume(state: SessionState, toolCallId: string): boolean {
+  const open = state.openTurn
+  if (!open?.unsettledAtResume.has(toolCallId) || state.results.has(toolCallId)) return false
+  const batch = open.lastAssistant?.toolCalls ?? []
+  const approvalsPending = batch.some((c) => {
+    const approval = state.approvals.get(c.id)
+    // The take-over right after the decision is the run that acts on it: nothing of the batch ran before.
+    return approval !== undefined && (!approval.decision || approval.runsSinceDecision < 2)
+  })
+  if (approvalsPending || state.approvals.get(toolCallId)?.decision?.approved === false) return false
+  const parked = state.parked.get(toolCallId)
+  // An approval's park is over once acted on; any other park of the call keeps it waiting.
+  return !((parked && parked.reason !== 'approval') || state.notStarted.has(toolCallId))
+}
+
+/**
  * What a person can answer or decide in a session now: the questions without an answer
  * and the approvals without a decision, of its open turn. Give it the session's id and its entries
  * (`session.entries()`, or a store's `read`) or an already folded state. An ended turn

@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai'
 import { agentMetaOf } from './agent-tool.js'
 import type { ToolResultRecord } from './records.js'
-import { parkedCall, unsettledCalls } from './session-fold.js'
+import { cutAtResume, parkedCall, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { type RunOutcome, runTurn } from './turn-runner.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
@@ -61,18 +61,8 @@ export async function* recoverTurn(
 export async function settleCutCalls(runtime: SessionRuntime): Promise<void> {
   const { state, harness, writer } = runtime
   const settle: ToolResultRecord[] = []
-  const batch = state.openTurn?.lastAssistant?.toolCalls ?? []
-  const waiting = batch.some((c) => {
-    const approval = state.approvals.get(c.id)
-    // This take-over is the first after the decision: the run that acts on it starts only now.
-    return approval !== undefined && (!approval.decision || approval.runsSinceDecision < 2)
-  })
   for (const call of unsettledCalls(state)) {
-    if (waiting) continue
-    if (state.approvals.get(call.id)?.decision?.approved === false) continue
-    const parked = state.parked.get(call.id)
-    // An approval's park is over once acted on; any other park of the call keeps it waiting.
-    if ((parked && parked.reason !== 'approval') || state.notStarted.has(call.id)) continue
+    if (!cutAtResume(state, call.id)) continue
     if (harness.replayOfCall(call) === 'safe') continue
     // An agent call is decided from its child's log when the turn runs again (see runAgentCall).
     if (agentMetaOf(harness.toolNamed(call.name))) continue

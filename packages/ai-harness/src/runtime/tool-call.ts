@@ -35,7 +35,7 @@ import {
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
-import { foldLog, questionId, type SessionState } from './session-fold.js'
+import { cutAtResume, foldLog, questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
@@ -829,14 +829,6 @@ function childFailure(session: SessionRuntime, error: unknown): unknown {
 const CUT_CHILD_REASON = 'The agent call that ran this session was cut by a crash; it does not run again.'
 
 /**
- * A call of the open turn that had no result when a host took the turn over, and that
- * did not wait for anything (a later call of a parked batch, an approval): a crash cut it.
- */
-function wasCutByACrash(state: SessionState, toolCallId: string): boolean {
-  return state.openTurn?.unsettledAtResume.has(toolCallId) === true && !state.notStarted.has(toolCallId) && !state.approvals.has(toolCallId)
-}
-
-/**
  * Runs (or continues) the child session of an agent-tool call. A child that waits for a
  * person parks the parent call; its question is forwarded on the parent's stream.
  */
@@ -859,7 +851,7 @@ async function runAgentCall(
       )
     }
   }
-  if (!parkedOnChild && wasCutByACrash(session.state, toolCallId)) {
+  if (!parkedOnChild && cutAtResume(session.state, toolCallId)) {
     // A crash cut the call before its child logged anything: the seed gives it the tool
     // error, and the child session is never created for it.
     const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
@@ -889,7 +881,7 @@ async function runAgentCall(
       // says which, and what the seed prescribes (see ChildStanding).
       let standing = parkedOnChild ? 'waiting' : await childStanding(session.store, agent.harness, childId, foldLog(entries))
       // The seed: a cut agent call gets a tool error, even when its child had not started yet.
-      if (standing === 'new' && wasCutByACrash(session.state, toolCallId)) standing = 'ended'
+      if (standing === 'new' && cutAtResume(session.state, toolCallId)) standing = 'ended'
       if (standing === 'cut' || standing === 'ended') {
         // It never runs again: its turn (and those of its own agent children) ends here, before the call settles.
         if (standing === 'cut') await child.cancel(CUT_CHILD_REASON)

@@ -281,4 +281,53 @@ describe('a tool with needsApproval in a durable session', () => {
     expect(runs).toEqual(['note', 'charge:inv-7', 'receipt'])
     expect(recordsOf(await world.read('boss'), 'harness.turn.finished')).toHaveLength(1)
   })
+
+  it('an agent call in a batch that waited for approval runs after the approval: it was waiting, not cut', async () => {
+    const world = createWorld()
+    const runs: string[] = []
+    const helper = defineHarness({
+      name: 'helper',
+      adapter: scriptedText(() => 'Helped.'),
+      tools: [],
+    })
+    const help = agentTool(toolDefinition({ name: 'help', description: 'h', inputSchema: z.object({}) }), {
+      harness: helper,
+      prompt: () => 'help',
+    })
+    const pay = durableTool(
+      toolDefinition({ name: 'pay', description: 'Pays', inputSchema: z.object({}), needsApproval: true }),
+      async (_a, { step }) => step.do('charge', () => void runs.push('charge')),
+    )
+    const boss = defineHarness({
+      name: 'boss',
+      adapter: scriptedText(({ messages }) =>
+        messages.at(-1)?.role === 'user'
+          ? {
+              toolCalls: [
+                { name: 'pay', args: {}, id: 'call-pay' },
+                { name: 'help', args: {}, id: 'call-help' },
+              ],
+            }
+          : 'Done.',
+      ),
+      tools: [pay, help],
+    })
+    const { host } = world.start([boss, helper], 'host')
+    await drain((await host.open({ sessionId: 'boss', harness: 'boss' })).send('go'))
+    await host.approve({ sessionId: 'boss', toolCallId: 'call-pay', approved: true })
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: [boss, helper],
+      clock: world.clock,
+      leaseMs: LEASE_MS,
+    })
+    expect((await worker.poll()).resumed).toEqual(['boss'])
+    expect(runs).toEqual(['charge'])
+    const results = recordsOf(await world.read('boss'), 'harness.tool.result')
+    expect(results.map((r) => [r.toolCallId, r.ok, r.cut])).toEqual([
+      ['call-pay', true, false],
+      ['call-help', true, false],
+    ])
+    expect(results.find((r) => r.toolCallId === 'call-help')?.result).toBe('Helped.')
+  })
 })
