@@ -5,6 +5,7 @@ import {
   isHarnessError,
   type RetryOptions,
   type StoreRetryOptions,
+  withRequestDeadline,
   withRetry,
 } from '@tanstack/ai-harness/store'
 import { isConditionFailed, isTransientDynamoError } from './transient.js'
@@ -43,32 +44,14 @@ export function retryingSender(client: DynamoDBClient, options: SenderOptions = 
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
   return async (call) => {
     try {
-      return await withRetry((number) => withDeadline(timeoutMs, (abortSignal) => call(client, { number, abortSignal })), retry)
+      return await withRetry(
+        (number) => withRequestDeadline('DynamoDB', timeoutMs, (abortSignal) => call(client, { number, abortSignal })),
+        retry,
+      )
     } catch (error) {
       if (isHarnessError(error) || isConditionFailed(error)) throw error
       throw unavailable(error, isTransient(error), retry.retries ?? DEFAULT_RETRIES)
     }
-  }
-}
-
-/** Runs one try; past `ms` it rejects with a transient `TimeoutError` and aborts the request. */
-async function withDeadline<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = Object.assign(new Error(`DynamoDB did not answer within ${ms} ms (requestTimeoutMs).`), {
-        name: 'TimeoutError',
-        code: 'ETIMEDOUT',
-      })
-      reject(error)
-      controller.abort(error)
-    }, ms)
-  })
-  try {
-    return await Promise.race([run(controller.signal), expired])
-  } finally {
-    clearTimeout(timer)
   }
 }
 

@@ -7,7 +7,14 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { DEFAULT_RETRIES, HarnessError, isHarnessError, type StoreRetryOptions, withRetry } from '@tanstack/ai-harness/store'
+import {
+  DEFAULT_RETRIES,
+  HarnessError,
+  isHarnessError,
+  type StoreRetryOptions,
+  withRequestDeadline,
+  withRetry,
+} from '@tanstack/ai-harness/store'
 import { isNotFound, isPreconditionFailure, isTransientS3Error } from './s3-errors.js'
 
 /** Default deadline of one request (one try), in ms, the body's download included. */
@@ -39,7 +46,7 @@ export function objectIO(client: S3Client, bucket: string, retry: StoreRetryOpti
   const isTransient = retry.isTransient ?? isTransientS3Error
   const run = async <T>(fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T> => {
     try {
-      return await withRetry(() => withDeadline(requestTimeoutMs, fn), { ...retry, isTransient })
+      return await withRetry(() => withRequestDeadline('S3', requestTimeoutMs, fn), { ...retry, isTransient })
     } catch (error) {
       // Answers the callers read: a lost race, a missing key.
       if (isHarnessError(error) || isPreconditionFailure(error) || isNotFound(error)) throw error
@@ -160,27 +167,6 @@ export function objectIO(client: S3Client, bucket: string, retry: StoreRetryOpti
 }
 
 export type ObjectIO = ReturnType<typeof objectIO>
-
-/** Runs one try; past `ms` it rejects with a transient `TimeoutError` and aborts the request. */
-async function withDeadline<T>(ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = Object.assign(new Error(`S3 did not answer within ${ms} ms (requestTimeoutMs).`), {
-        name: 'TimeoutError',
-        code: 'ETIMEDOUT',
-      })
-      reject(error)
-      controller.abort(error)
-    }, ms)
-  })
-  try {
-    return await Promise.race([run(controller.signal), expired])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 function unavailable(error: unknown, transient: boolean, retries: number): HarnessError {
   const e = error as { name?: string; message?: string } | undefined

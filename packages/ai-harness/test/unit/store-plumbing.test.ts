@@ -11,6 +11,7 @@ import {
   leaseExpiry,
   MAX_TIME_MS,
   timeAfter,
+  withRequestDeadline,
 } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 
@@ -65,6 +66,22 @@ describe('the rest of the plumbing', () => {
         .sort(compareWakeups)
         .map((w) => w.logId),
     ).toEqual(['b', 'a'])
+  })
+
+  it('a request past its deadline fails as a network timeout and its signal aborts; one in time keeps its value', async () => {
+    let seen: AbortSignal | undefined
+    const late = withRequestDeadline('S3', 5, (signal) => {
+      seen = signal
+      return new Promise<never>(() => {})
+    })
+    await expect(late).rejects.toMatchObject({
+      name: 'TimeoutError',
+      code: 'ETIMEDOUT',
+      message: 'S3 did not answer within 5 ms (requestTimeoutMs).',
+    })
+    expect(isNetworkError(await late.catch((e: unknown) => e))).toBe(true)
+    expect(seen?.aborted).toBe(true)
+    expect(await withRequestDeadline('DynamoDB', 1000, async () => 'ok')).toBe('ok')
   })
 
   it('knows the network error codes worth a retry, and nothing else', () => {
