@@ -4,7 +4,7 @@ import { readAll } from '../contract/read-all.js'
 import type { LogEntry } from '../contract/types.js'
 import type { JsonObject } from '../json/json-types.js'
 import type { Host } from '../runtime/host.js'
-import { foldLog, openWaits, parkedCall, type SessionState } from '../runtime/session-fold.js'
+import { foldLog, type OpenWaits, openWaits, parkedCall, type SessionState } from '../runtime/session-fold.js'
 
 /** What a request asks to do; `authorize` decides on it. */
 export type HarnessAction = 'sessions.list' | 'session.read' | 'session.watch' | 'session.answer' | 'session.approve' | 'session.cancel'
@@ -363,24 +363,19 @@ async function listSessions(host: Host, params: URLSearchParams) {
   return { sessions: ids, next: ids.length > 0 ? ids.at(-1)! : null }
 }
 
-/** The questions of the open turn nobody has answered yet. */
+/** The questions of the open turn nobody has answered yet (as `openWaits` finds them), in the handler's shape. */
 export function openQuestions(state: SessionState): OpenQuestion[] {
-  const turnId = state.openTurn?.turnId
-  const open: OpenQuestion[] = []
-  for (const [questionId, question] of state.questions) {
-    const call = state.toolCalls.get(question.ask.toolCallId)
-    if (question.answer || !turnId || call?.turnId !== turnId || state.results.has(question.ask.toolCallId)) continue
-    open.push({
-      questionId,
-      toolCallId: question.ask.toolCallId,
-      name: question.ask.name,
-      message: question.ask.message,
-      schema: question.ask.schema,
-      rejected: question.rejected?.reason ?? null,
-    })
-  }
-  return open
+  return openWaits('', state).questions.map(questionView)
 }
+
+const questionView = ({ questionId, toolCallId, name, message, schema, rejected }: OpenWaits['questions'][number]): OpenQuestion => ({
+  questionId,
+  toolCallId,
+  name,
+  message,
+  schema,
+  rejected: rejected ?? null,
+})
 
 async function readSession(host: Host, sessionId: string, params: URLSearchParams): Promise<SessionView> {
   const after = numberParam(params, 'after', 0, Number.MAX_SAFE_INTEGER)
@@ -389,8 +384,9 @@ async function readSession(host: Host, sessionId: string, params: URLSearchParam
   if (entries.length === 0) throw new Refusal('SESSION_NOT_FOUND', `There is no session ${JSON.stringify(sessionId)} (its log is empty).`)
   const state = foldLog(entries)
   const parked = parkedCall(state)
-  const questions = openQuestions(state)
-  const approvals = openWaits(sessionId, state).approvals.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }))
+  const waits = openWaits(sessionId, state)
+  const questions = waits.questions.map(questionView)
+  const approvals = waits.approvals.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }))
   const status: SessionView['status'] = !state.openTurn
     ? 'idle'
     : questions.length > 0 || approvals.length > 0
