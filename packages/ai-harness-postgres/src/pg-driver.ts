@@ -38,16 +38,21 @@ function on(client: PgPoolClientLike | PgClientLike, timeoutMs: number, nameOf: 
 }
 
 /** `work`, or a DeadlineExceededError after `timeoutMs`. */
-async function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceededError(what, timeoutMs)), timeoutMs)
+function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  // One promise and one timer per call (no race of two promises): it runs for every statement.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DeadlineExceededError(what, timeoutMs)), timeoutMs)
+    work.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(error)
+      },
+    )
   })
-  try {
-    return await Promise.race([work, deadline])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 /** Checks out a connection, or fails after `timeoutMs`; a connection that arrives later goes back unused. */

@@ -38,48 +38,62 @@ function hint(value: unknown): string {
  * `undefined` object properties are allowed: JSON drops them, as `JSON.stringify` does.
  */
 export function findNonJson(value: unknown, options: { allowUndefinedAtTop?: boolean; root?: string } = {}): NonJsonFinding | null {
-  const stack = new Set<object>()
-  const walk = (v: unknown, path: string, where: 'top' | 'array' | 'object'): NonJsonFinding | null => {
+  const found = new NonJsonWalk(options.allowUndefinedAtTop === true).walk(value, 'top')
+  if (!found) return null
+  // The path is built only for a finding: the walk of a good value makes no strings.
+  let path = options.root ?? '$'
+  for (let i = found.keys.length - 1; i >= 0; i--) path = childPath(path, found.keys[i]!)
+  return { path, reason: found.reason }
+}
+
+/** A finding on its way up: the keys from it to the root, innermost first. */
+interface Found {
+  readonly keys: Array<string | number>
+  readonly reason: string
+}
+
+class NonJsonWalk {
+  /** The objects on the path from the root: a value met again on it is a cycle. */
+  readonly #stack = new Set<object>()
+
+  constructor(private readonly allowUndefinedAtTop: boolean) {}
+
+  walk(v: unknown, where: 'top' | 'array' | 'object'): Found | null {
     switch (typeof v) {
       case 'string':
       case 'boolean':
         return null
       case 'number':
-        return Number.isFinite(v) ? null : { path, reason: `${describe(v)} is not JSON; ${hint(v)}` }
+        return Number.isFinite(v) ? null : { keys: [], reason: `${describe(v)} is not JSON; ${hint(v)}` }
       case 'undefined':
-        if (where === 'object') return null
-        if (where === 'top' && options.allowUndefinedAtTop) return null
-        return { path, reason: `undefined is not JSON; ${hint(v)}` }
+        if (where === 'object' || (where === 'top' && this.allowUndefinedAtTop)) return null
+        return { keys: [], reason: `undefined is not JSON; ${hint(v)}` }
       case 'bigint':
       case 'symbol':
       case 'function':
-        return { path, reason: `${describe(v)} is not JSON; ${hint(v)}` }
+        return { keys: [], reason: `${describe(v)} is not JSON; ${hint(v)}` }
     }
     if (v === null) return null
     const obj = v as object
-    if (stack.has(obj)) return { path, reason: 'a cycle is not JSON; return a tree of plain values' }
-    if (Array.isArray(obj)) {
-      stack.add(obj)
-      for (let i = 0; i < obj.length; i++) {
-        const found = walk(obj[i], childPath(path, i), 'array')
-        if (found) return found
-      }
-      stack.delete(obj)
-      return null
-    }
+    if (this.#stack.has(obj)) return { keys: [], reason: 'a cycle is not JSON; return a tree of plain values' }
+    if (Array.isArray(obj)) return this.#children(obj, obj.keys(), 'array')
     const proto = Object.getPrototypeOf(obj)
-    if (proto !== Object.prototype && proto !== null) {
-      return { path, reason: `${describe(obj)} is not JSON; ${hint(obj)}` }
+    if (proto !== Object.prototype && proto !== null) return { keys: [], reason: `${describe(obj)} is not JSON; ${hint(obj)}` }
+    return this.#children(obj, Object.keys(obj), 'object')
+  }
+
+  #children(obj: object, keys: Iterable<string | number>, where: 'array' | 'object'): Found | null {
+    this.#stack.add(obj)
+    for (const key of keys) {
+      const found = this.walk((obj as Record<string | number, unknown>)[key], where)
+      if (found) {
+        found.keys.push(key)
+        return found
+      }
     }
-    stack.add(obj)
-    for (const key of Object.keys(obj)) {
-      const found = walk((obj as Record<string, unknown>)[key], childPath(path, key), 'object')
-      if (found) return found
-    }
-    stack.delete(obj)
+    this.#stack.delete(obj)
     return null
   }
-  return walk(value, options.root ?? '$', 'top')
 }
 
 /** The value a later run reads back: `JSON.parse(JSON.stringify(value))`. `undefined` stays `undefined`. */

@@ -115,9 +115,13 @@ export class SessionWriter {
     if (this.#closed) throw this.#closed
   }
 
-  /** Appends the batch after every earlier append of this writer; resolves once it is stored and folded. */
-  append(records: LogRecord[]): Promise<void> {
-    return this.#enqueue(() => this.#appendNow(records))
+  /**
+   * Appends the batch after every earlier append of this writer; resolves once it is stored
+   * and folded. `owned`: the runtime made these records from JSON text of its own and keeps
+   * no other reference, so the fold keeps them without a copy (a step's value, the hot path).
+   */
+  append(records: LogRecord[], options?: { owned?: boolean }): Promise<void> {
+    return this.#enqueue(() => this.#appendNow(records, options?.owned === true))
   }
 
   /**
@@ -139,10 +143,10 @@ export class SessionWriter {
     return run
   }
 
-  async #appendNow(records: LogRecord[]): Promise<void> {
+  async #appendNow(records: LogRecord[], owned: boolean): Promise<void> {
     this.assertWritable()
     if (records.length === 0) return
-    if (!(await this.#settleDoubt())) throw stillInDoubt(this.logId, this.#core.doubt?.cause)
+    if (this.#core.doubt && !(await this.#settleDoubt())) throw stillInDoubt(this.logId, this.#core.doubt?.cause)
     this.assertWritable()
     const core = this.#core
     const seq = core.state.nextSeq
@@ -160,7 +164,7 @@ export class SessionWriter {
         throw error
       }
     }
-    this.#fold(seq, records)
+    this.#fold(seq, records, owned)
   }
 
   /** One append with the session's lease. A lost lease stops every scope. */
@@ -202,9 +206,10 @@ export class SessionWriter {
     return true
   }
 
-  #fold(seq: number, records: LogRecord[]): void {
+  /** Folds a stored batch; a copy of each record unless the runtime owns them (a caller could change them later). */
+  #fold(seq: number, records: LogRecord[], owned = false): void {
     records.forEach((record, i) => {
-      applyEntry(this.state, { seq: seq + i, record: JSON.parse(JSON.stringify(record)) as LogRecord })
+      applyEntry(this.state, { seq: seq + i, record: owned ? record : (JSON.parse(JSON.stringify(record)) as LogRecord) })
     })
   }
 

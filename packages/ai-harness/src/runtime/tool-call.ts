@@ -2,7 +2,7 @@ import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, val
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { isWellFormedText } from '../contract/prepare-batch.js'
 import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
-import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
+import { findNonJson, jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { AgentCallCut, childStanding } from './agent-child.js'
 import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
@@ -125,9 +125,11 @@ export class ToolCallRun {
   }
 
   /** Appends for this call while it lives; a failure of the write is the session's own. */
-  async #write(what: string, records: LogRecord[]): Promise<void> {
+  #write(what: string, records: LogRecord[], owned = false): Promise<void> {
     this.#assertLive(what)
-    await asOwn(this.session, () => this.session.writer.append(records))
+    return this.session.writer.append(records, { owned }).catch((error: unknown) => {
+      throw own(this.session, error)
+    })
   }
 
   /** A durable time: the store's clock when it has one, so wake times do not depend on this host's clock. */
@@ -137,7 +139,7 @@ export class ToolCallRun {
   }
 
   /** A record of this call must fit the store before anything runs: a step's name, a sleep, a question. */
-  #assertFits(what: string, name: string, record: LogRecord, limit: number, part: string): void {
+  #assertFits(what: string, name: string, record: LogRecord, limit: number, part: string): number {
     const bytes = jsonBytes(record)
     if (bytes > limit) {
       throw new StepError(
@@ -146,6 +148,7 @@ export class ToolCallRun {
         `${what}(${JSON.stringify(name.slice(0, 64))}…) makes a record of ${bytes} bytes before any value, over the limit of ${limit}; make the ${part} shorter. Nothing ran and nothing was written.`,
       )
     }
+    return bytes
   }
 
   /** A park signal of this call: the run stops on purpose, the call stays open. */
@@ -184,16 +187,16 @@ export class ToolCallRun {
     span.end()
   }
 
-  #stepSpan(name: string, attributes: Attributes): Promise<HarnessSpan> {
+  #stepSpan(name: string, attributes: Attributes): HarnessSpan | Promise<HarnessSpan> {
     return startSpan(
       'harness.step',
-      {
+      () => ({
         [ATTR.sessionId]: this.session.logId,
         [ATTR.toolCallId]: this.toolCallId,
         [ATTR.hostId]: this.session.state.openTurn?.host,
         [ATTR.stepName]: name,
         ...attributes,
-      },
+      }),
       { parent: this.trace, scanner: this.session.scanner },
     )
   }
@@ -207,14 +210,19 @@ export class ToolCallRun {
     fn: (context: StepRunContext) => unknown,
     context: { idempotencyKey: string; attempt: number },
     policy: StepPolicy,
+    headBytes: number,
   ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
     const span = await this.#stepSpan(name, { [ATTR.attempt]: context.attempt, [ATTR.replayed]: false })
     try {
       // A step must not start a side effect it could never log.
-      await asOwn(this.session, () => this.session.writer.assertWritable())
+      try {
+        this.session.writer.assertWritable()
+      } catch (error) {
+        throw own(this.session, error)
+      }
       const outcome = await span.run(() => runAttempt(fn, context, this.signal, policy.timeoutMs))
       if (outcome.ok) {
-        const logged = await this.#logValue(name, outcome.value)
+        const logged = await this.#logValue(name, outcome.value, headBytes)
         span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
         return { value: logged.value }
       }
@@ -242,7 +250,7 @@ export class ToolCallRun {
   }
 
   /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
-  async #logValue(name: string, value: unknown): Promise<{ value: unknown; bytes: number }> {
+  async #logValue(name: string, value: unknown, headBytes: number): Promise<{ value: unknown; bytes: number }> {
     // fn finished after the call ended (a dangling step): its value belongs to no call.
     this.#assertLive('step.do')
     // Its path can name a key that holds a secret.
@@ -257,10 +265,14 @@ export class ToolCallRun {
       )
     }
     const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
-    // One JSON text of the value: the record's copy and the caller's copy are parsed from it.
+    // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
+    // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
     const text = value === undefined ? undefined : JSON.stringify(value)
-    if (text !== undefined) record.value = JSON.parse(text) as JsonValue
-    const bytes = jsonBytes(record)
+    let bytes = headBytes
+    if (text !== undefined) {
+      record.value = JSON.parse(text) as JsonValue
+      bytes += VALUE_KEY_BYTES + utf8Length(text)
+    }
     if (bytes > this.session.maxStepBytes) {
       throw new StepError(
         'STEP_TOO_LARGE',
@@ -268,7 +280,8 @@ export class ToolCallRun {
         `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${this.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
       )
     }
-    await this.#write('step.do', [record])
+    // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
+    await this.#write('step.do', [record], true)
     return { value: text === undefined ? undefined : JSON.parse(text), bytes }
   }
 
@@ -333,7 +346,14 @@ export class ToolCallRun {
       assertStepName('step.do', name)
       const { options, fn } = stepDoArguments(a, b)
       refuseSecretName(this.session.scanner, name, 'step')
-      this.#assertFits('step.do', name, { type: 'harness.step', toolCallId: this.toolCallId, name }, this.session.maxStepBytes, 'step name')
+      // The record's size without its value: the logged record adds the value to it.
+      const headBytes = this.#assertFits(
+        'step.do',
+        name,
+        { type: 'harness.step', toolCallId: this.toolCallId, name },
+        this.session.maxStepBytes,
+        'step name',
+      )
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) {
@@ -359,7 +379,7 @@ export class ToolCallRun {
       }
       const idempotencyKey = `${this.idPrefix}${name}`
       for (let attempt = (failures?.attempts ?? 0) + 1; ; attempt++) {
-        const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy)
+        const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy, headBytes)
         if (!result.failed) return result.value as never
         if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
         await this.#waitUntil('step.do', name, Number(result.failed.retryAt), await this.#durableNow())
@@ -818,6 +838,9 @@ async function approvalGate(
  * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
  * place. Any other failure of the child is a tool error of the parent call.
  */
+/** The bytes a step record's JSON gains with its value, besides the value's own text. */
+const VALUE_KEY_BYTES = ',"value":'.length
+
 const PASSING_CHILD_FAILURES = new Set(['LOG_CONFLICT', 'LEASE_LOST', 'LEASE_HELD', 'STORE_UNAVAILABLE', 'SESSION_BUSY'])
 
 function childFailure(session: SessionRuntime, error: unknown): unknown {

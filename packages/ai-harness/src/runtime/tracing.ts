@@ -69,17 +69,21 @@ const STATUS_ERROR = 2
 // A name in a variable: bundlers and TypeScript leave the optional import alone.
 const API_MODULE = '@opentelemetry/api'
 let loading: Promise<OtelApi | undefined> | undefined
-let loaded: OtelApi | undefined
+/** The import's outcome once it is known: the API, or null when it is not installed. */
+let loaded: OtelApi | null | undefined
 
 /** `@opentelemetry/api`, imported once at first use; undefined when it is not installed. */
 export function otelApi(): Promise<OtelApi | undefined> {
   loading ??= import(API_MODULE).then(
     (module: { default?: OtelApi } & Partial<OtelApi>) => {
       const api = (module.trace ? module : module.default) as OtelApi | undefined
-      loaded = api?.trace && api.context ? api : undefined
-      return loaded
+      loaded = api?.trace && api.context ? api : null
+      return loaded ?? undefined
     },
-    () => undefined,
+    () => {
+      loaded = null
+      return undefined
+    },
   )
   return loading
 }
@@ -121,13 +125,19 @@ export interface SpanOptions {
   kind?: 'internal' | 'client'
 }
 
-/** Starts the span `name`; a no-op span when tracing is off. */
-export async function startSpan(name: string, attributes: Attributes, options: SpanOptions = {}): Promise<HarnessSpan> {
-  const api = await otelApi()
-  return api ? openSpan(api, name, attributes, options) : OFF
+/** A span's attributes, or what makes them: made only for a span that records. */
+export type SpanAttributes = Attributes | (() => Attributes)
+
+/**
+ * Starts the span `name`; a no-op span when tracing is off. Once the API's import has
+ * settled the span comes back at once, not as a promise: a step starts several spans.
+ */
+export function startSpan(name: string, attributes: SpanAttributes, options: SpanOptions = {}): HarnessSpan | Promise<HarnessSpan> {
+  if (loaded !== undefined) return loaded ? openSpan(loaded, name, attributes, options) : OFF
+  return otelApi().then((api) => (api ? openSpan(api, name, attributes, options) : OFF))
 }
 
-function openSpan(api: OtelApi, name: string, attributes: Attributes, options: SpanOptions): HarnessSpan {
+function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, options: SpanOptions): HarnessSpan {
   const { scanner } = options
   const clean = (value: AttributeValue): AttributeValue =>
     typeof value === 'string' && scanner && scanner.size > 0 ? scanner.redactText(value) : value
@@ -158,10 +168,13 @@ function openSpan(api: OtelApi, name: string, attributes: Attributes, options: S
     { kind: options.kind === 'client' ? SPAN_KIND_CLIENT : SPAN_KIND_INTERNAL, ...(links.length > 0 ? { links } : {}) },
     parent,
   )
-  // Attributes only for a span that records: the scan for secrets costs nothing when no SDK listens.
-  if (span.isRecording()) span.setAttributes(cleanAll(attributes))
-  const context = api.trace.setSpan(parent, span)
   const own = span.spanContext()
+  // No SDK: the API's no-op tracer gives a span with no valid context, which nothing can
+  // join or nest under. Skip the context work then (it is most of a step's tracing cost).
+  if (!span.isRecording() && !api.trace.isSpanContextValid(own)) return untraced(api, span, parent, active)
+  // Attributes only for a span that records: the scan for secrets costs nothing when no SDK listens.
+  if (span.isRecording()) span.setAttributes(cleanAll(typeof attributes === 'function' ? attributes() : attributes))
+  const context = api.trace.setSpan(parent, span)
   const logged =
     span.isRecording() && api.trace.isSpanContextValid(own)
       ? { traceId: own.traceId, spanId: own.spanId, flags: own.traceFlags & 0xff }
@@ -186,6 +199,18 @@ function openSpan(api: OtelApi, name: string, attributes: Attributes, options: S
       ended = true
       span.end()
     },
+  }
+}
+
+/** A span of the no-op tracer: it keeps the parent's context as it is, and runs in it. */
+function untraced(api: OtelApi, span: OtelSpan, parent: OtelContext, active: OtelContext): HarnessSpan {
+  return {
+    context: parent,
+    logged: undefined,
+    set() {},
+    fail() {},
+    run: (fn) => (parent === active ? fn() : api.context.with(parent, fn)),
+    end: () => span.end(),
   }
 }
 
@@ -238,8 +263,8 @@ export const ATTR = {
  */
 export function traceStore(store: HarnessStore, session: { hostId: string; scanner: SecretScanner }): HarnessStore {
   const { hostId, scanner } = session
-  const traced = async <T>(name: string, attributes: Attributes, call: () => Promise<T>, after: (result: T) => Attributes) => {
-    const span = await startSpan(name, { ...attributes, [ATTR.hostId]: hostId }, { scanner, kind: 'client' })
+  const traced = async <T>(name: string, attributes: () => Attributes, call: () => Promise<T>, after: (result: T) => Attributes) => {
+    const span = await startSpan(name, () => ({ ...attributes(), [ATTR.hostId]: hostId }), { scanner, kind: 'client' })
     try {
       const result = await span.run(call)
       span.set(after(result))
@@ -254,14 +279,14 @@ export function traceStore(store: HarnessStore, session: { hostId: string; scann
   const append: HarnessStore['append'] = (logId, expectedSeq, records, options) =>
     traced(
       'harness.store.append',
-      { [ATTR.sessionId]: logId, [ATTR.seq]: expectedSeq, [ATTR.records]: records.length },
+      () => ({ [ATTR.sessionId]: logId, [ATTR.seq]: expectedSeq, [ATTR.records]: records.length }),
       () => (options === undefined ? store.append(logId, expectedSeq, records) : store.append(logId, expectedSeq, records, options)),
       () => ({}),
     )
   const read: HarnessStore['read'] = (logId, options) =>
     traced(
       'harness.store.read',
-      { [ATTR.sessionId]: logId, [ATTR.seq]: options?.after ?? 0, [ATTR.limit]: options?.limit },
+      () => ({ [ATTR.sessionId]: logId, [ATTR.seq]: options?.after ?? 0, [ATTR.limit]: options?.limit }),
       () => (options === undefined ? store.read(logId) : store.read(logId, options)),
       (entries) => ({ [ATTR.records]: entries.length }),
     )
