@@ -1,8 +1,9 @@
 import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, validateWithStandardSchema } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { isWellFormedText } from '../contract/prepare-batch.js'
+import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
-import { findNonJson, jsonBytes, jsonCopy } from '../json/check-json.js'
+import { jsonBytes, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { AgentCallCut, childStanding } from './agent-child.js'
 import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
@@ -468,23 +469,8 @@ export class ToolCallRun {
 
   readonly append: AppendRecords = (records) => {
     this.#assertLive('append')
-    if (!Array.isArray(records))
-      throw new RecordError('RECORD_INVALID', 'append takes an array of records: append([{ type: "app.note", ... }]).')
     const checked: LogRecord[] = []
-    records.forEach((record, index) => {
-      const at = `records[${index}]`
-      if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string' || record.type === '') {
-        throw new RecordError('RECORD_INVALID', `${at} must be an object with a string "type", like { type: "app.memory", ... }.`, at)
-      }
-      if (isHarnessRecordType(record.type)) {
-        throw new RecordError(
-          'RECORD_TYPE_RESERVED',
-          `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
-          at,
-        )
-      }
-      const bad = findNonJson(record, { root: at })
-      if (bad) throw new RecordError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`, bad.path)
+    checkRecords(records, TOOL_RECORD_RULES, (record, at) => {
       const secret = this.session.scanner.find(record, at)
       if (secret) {
         throw new RecordError(
@@ -543,6 +529,23 @@ export class ToolCallRun {
     this.#records.length = 0
     await this.settle(ok, result)
   }
+}
+
+/** A tool's words for the record checks of `append`; `harness.` types are the runtime's own. */
+const TOOL_RECORD_RULES: RecordRules = {
+  notArray: 'append takes an array of records: append([{ type: "app.note", ... }]).',
+  example: '{ type: "app.memory", ... }',
+  nonEmptyType: true,
+  type(type, at) {
+    if (isHarnessRecordType(type)) {
+      throw new RecordError(
+        'RECORD_TYPE_RESERVED',
+        `${at} has type ${JSON.stringify(type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${type.slice('harness.'.length)}".`,
+        at,
+      )
+    }
+  },
+  error: (code, message, path) => new RecordError(code, message, path),
 }
 
 /** Runs `check`; an error it throws leaves without the session's secrets. */
