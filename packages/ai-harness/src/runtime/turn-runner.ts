@@ -13,35 +13,22 @@ import type { ReplayPolicy } from './durable-tool.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { redactModelInput } from '../secrets/model-input.js'
 import { StreamRedactor } from '../secrets/stream-redactor.js'
-import { type RunControl, wrapTool } from './tool-call.js'
+import { type ChatLoopControl, wrapTool } from './tool-call.js'
 import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
+import type { TurnRunControl } from './turn-run.js'
 
 /**
- * How a run of a turn ended. `deleted`: the session's log was deleted while this host
- * drove it; nothing more was written.
+ * The chat loop of a turn, in one run of the turn: one `chat()` call that logs each
+ * assistant message with tool calls before the tools run, settles every tool call in the
+ * log, logs the final answer and the end of the turn, and streams the chunks with the
+ * session's secrets removed. A tool that parks (long sleep, question) ends the run
+ * without ending the turn.
  */
-export type RunOutcome =
-  | { kind: 'finished' }
-  | { kind: 'parked'; parked: ParkedRecord }
-  | { kind: 'stopped' }
-  | { kind: 'failed' }
-  | { kind: 'deleted' }
-
-/**
- * One `chat()` run of a turn: logs each assistant message with tool calls before the
- * tools run, settles every tool call in the log, logs the final answer and the end of
- * the turn, and streams the chunks with the session's secrets removed. A tool that
- * parks (long sleep, question) ends the run without ending the turn.
- */
-export async function* runTurn(
-  session: SessionRuntime,
-  turnId: string,
-  control: { abortController: AbortController; stopped: () => Error | undefined; outcome?: RunOutcome },
-): AsyncGenerator<StreamChunk> {
+export async function* chatTurn(session: SessionRuntime, turnId: string, control: TurnRunControl): AsyncGenerator<StreamChunk> {
   // One span per run of the turn; spans started while it runs (tools, steps, the store, chat()'s own) nest under it.
   const span = await turnSpan(session, turnId)
   try {
-    yield* inSpan(span, runTurnSteps(session, turnId, control, span.context))
+    yield* inSpan(span, chatLoopAndEnd(session, turnId, control, span.context))
   } catch (error) {
     span.fail(error)
     throw error
@@ -55,18 +42,18 @@ export async function* runTurn(
  * The mutable state of one chat() loop of a turn, shared by the recorder middleware's
  * hooks and the stream loop: why the loop stopped (the first reason wins), the text
  * streamed since the last logged assistant message, and the tools bound to the session
- * so far. Tool calls reach it as their {@link RunControl}.
+ * so far. Tool calls reach it as their {@link ChatLoopControl}.
  */
-class ChatLoopState implements RunControl {
+class ChatLoopState implements ChatLoopControl {
   /** The first reason the loop was stopped for: the session's own failure, or a park signal. */
   fatal: unknown
   /** The answer text streamed since the last assistant record with tool calls. */
   text = ''
   /** The call ids the model's adapter gives, made unique in the session. */
   readonly ids: CallIds
-  /** What the model was last given, redacted, so an unchanged input is not scanned again. */
+  /** Each message the model was given, redacted: a message is redacted once per chat loop. */
   readonly modelInputCache = new Map<string, unknown>()
-  // Every tool the run has, also one a middleware adds or swaps in (onConfig), is bound to
+  // Every tool the chat loop has, also one a middleware adds or swaps in (onConfig), is bound to
   // the session: durability never depends on where a tool came from.
   readonly #bound = new Map<AnyTool, AnyTool>()
   readonly #boundTools = new Set<AnyTool>()
@@ -136,7 +123,7 @@ class ChatLoopState implements RunControl {
       type: 'harness.assistant',
       turnId: this.turnId,
       text: scanner.redactText(typeof content === 'string' ? content : ''),
-      // The log keeps no secret, not even one the model put in its arguments; this run still gets the real ones.
+      // The log keeps no secret, not even one the model put in its arguments; this chat loop still gets the real ones.
       // Ids stay as they are (the secret guard refuses one made of a secret); a made-up tool name is replaced whole.
       toolCalls: toolCalls.map((c) => {
         const call: LoggedToolCall = {
@@ -154,25 +141,26 @@ class ChatLoopState implements RunControl {
   }
 }
 
-async function* runTurnSteps(
+/** The chat loop, then the end of the turn's run: parked, stopped, failed or finished. */
+async function* chatLoopAndEnd(
   session: SessionRuntime,
   turnId: string,
-  control: Parameters<typeof runTurn>[2],
+  control: TurnRunControl,
   trace: OtelContext | undefined,
 ): AsyncGenerator<StreamChunk> {
   const loop = new ChatLoopState(session, turnId, control.abortController, trace)
   const redactor = new StreamRedactor(session.scanner)
-  const { failed, runId } = yield* streamChat(loop, redactor)
+  const { failed, chatRunId } = yield* streamChat(loop, redactor)
   yield* redactor.flush()
   try {
-    yield* endRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, runId)
+    yield* endTurnRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, chatRunId)
   } catch (error) {
     // A log deleted under this host: say so, rather than call it a conflict or a cut turn.
     if (await logWasDeleted(session).catch(() => false)) {
       control.outcome = { kind: 'deleted' }
       throw new HarnessError(
         'LOG_CONFLICT',
-        `Session ${JSON.stringify(session.logId)} was deleted while this host drove it; this host wrote nothing more to it.`,
+        `Session ${JSON.stringify(session.sessionId)} was deleted while this host drove it; this host wrote nothing more to it.`,
         { cause: error },
       )
     }
@@ -181,13 +169,13 @@ async function* runTurnSteps(
 }
 
 /**
- * Streams the chat() loop, its chunks redacted: whether chat() reported a failure, and
- * the id TanStack AI gave its run. After a stop it ends quietly.
+ * Streams the chat loop, its chunks redacted: whether chat() reported a failure, and
+ * the id TanStack AI gave its own run (`RUN_STARTED`). After a stop it ends quietly.
  */
 async function* streamChat(
   loop: ChatLoopState,
   redactor: StreamRedactor,
-): AsyncGenerator<StreamChunk, { failed: boolean; runId: string | undefined }> {
+): AsyncGenerator<StreamChunk, { failed: boolean; chatRunId: string | undefined }> {
   const { harness, state } = loop.session
   const stream = chat({
     adapter: loop.ids.wrap(harness.options.adapter),
@@ -198,15 +186,15 @@ async function* streamChat(
     abortController: loop.abortController,
     modelOptions: harness.options.modelOptions as never,
     agentLoopStrategy: harness.options.agentLoopStrategy as never,
-    threadId: loop.session.logId,
+    threadId: loop.session.sessionId,
     // The harness reports failures itself, as typed errors; chat()'s console logging would repeat them.
     debug: harness.options.debug ?? false,
   }) as AsyncIterable<StreamChunk>
   let failed = false
-  let runId: string | undefined
+  let chatRunId: string | undefined
   try {
     for await (const chunk of stream) {
-      if (chunk.type === EventType.RUN_STARTED) runId ??= (chunk as { runId?: string }).runId
+      if (chunk.type === EventType.RUN_STARTED) chatRunId ??= (chunk as { runId?: string }).runId
       // After a stop only custom events still pass: a tool's last events (a child's question) belong to the story.
       if (loop.fatal && chunk.type !== EventType.CUSTOM) continue
       if (chunk.type === EventType.TEXT_MESSAGE_CONTENT) loop.text += (chunk as { delta?: string }).delta ?? ''
@@ -216,7 +204,7 @@ async function* streamChat(
   } catch (error) {
     if (!loop.fatal && !loop.abortController.signal.aborted) throw error
   }
-  return { failed, runId }
+  return { failed, chatRunId }
 }
 
 /**
@@ -270,7 +258,7 @@ async function logBatch(
     if (newBatch) loop.text = ''
   }
   const undecided = waiting.find((c) => !state.approvals.get(c.id)?.decision)
-  // The run stops before any tool of the batch runs; the turn parks until every approval is decided.
+  // The chat loop stops before any tool of the batch runs; the turn parks until every approval is decided.
   if (undecided) loop.stop(own(session, new ParkSignal(undecided.id, 'approval', null, { toolCallId: undecided.id })))
 }
 
@@ -279,7 +267,7 @@ async function logSettledByChat(
   loop: ChatLoopState,
   results: ReadonlyArray<{ toolCallId: string; toolName: string; result?: unknown }>,
 ): Promise<void> {
-  // A stopped run (a park, a conflict, a hand-off) settles nothing more: its calls stay open.
+  // A stopped chat loop (a park, a conflict, a hand-off) settles nothing more: its calls stay open.
   if (loop.fatal || loop.abortController.signal.aborted) return
   const { state, scanner } = loop.session
   const missing = results.filter((r) => !state.results.has(r.toolCallId) && state.toolCalls.has(r.toolCallId))
@@ -293,16 +281,16 @@ async function logSettledByChat(
   await loop.append(records)
 }
 
-/** After the chat() run: park, stop, or log the end of the turn. */
-async function* endRun(
+/** After the chat loop, the end of the turn's run: park, stop, or log the end of the turn. */
+async function* endTurnRun(
   session: SessionRuntime,
   turnId: string,
-  control: Parameters<typeof runTurn>[2],
+  control: TurnRunControl,
   fatal: unknown,
   failed: boolean,
   text: string,
   redactor: StreamRedactor,
-  runId: string | undefined,
+  chatRunId: string | undefined,
 ): AsyncGenerator<StreamChunk> {
   const { scanner, writer } = session
   if (isParkSignal(fatal)) {
@@ -325,8 +313,8 @@ async function* endRun(
     yield redactor.redactEvent(
       customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
     )
-    // TanStack AI's own end of a run that waits for approval, so its client shows the approval prompt.
-    if (approvals.length > 0) yield redactor.redactEvent(approvalInterrupt(session, runId, approvals))
+    // TanStack AI's own end of its run when it waits for approval, so its client shows the approval prompt.
+    if (approvals.length > 0) yield redactor.redactEvent(approvalInterrupt(session, chatRunId, approvals))
     return
   }
   const stop = fatal ?? control.stopped()
@@ -353,7 +341,7 @@ async function* endRun(
 async function logWasDeleted(session: SessionRuntime): Promise<boolean> {
   const opened = session.state.opened
   if (!opened) return false
-  const [first] = await session.store.read(session.logId, { after: 0, limit: 1 })
+  const [first] = await session.store.read(session.sessionId, { after: 0, limit: 1 })
   return !first || !jsonEqual(first.record, opened)
 }
 
@@ -389,7 +377,7 @@ interface ApprovalEvent {
 /** The calls of the open turn that wait for approval, as the stream shows them. */
 function approvalsOf(session: SessionRuntime): ApprovalEvent[] {
   return openApprovalsOf(session.state).map((request) => ({
-    sessionId: session.logId,
+    sessionId: session.sessionId,
     toolCallId: request.toolCallId,
     approvalId: approvalId(request.toolCallId),
     toolName: request.toolName,
@@ -403,11 +391,11 @@ function approvalsOf(session: SessionRuntime): ApprovalEvent[] {
  * metadata (`kind: 'approval'`, `toolName`, `input`). A client answers it through the app,
  * which calls `host.approve`.
  */
-function approvalInterrupt(session: SessionRuntime, runId: string | undefined, approvals: readonly ApprovalEvent[]): StreamChunk {
+function approvalInterrupt(session: SessionRuntime, chatRunId: string | undefined, approvals: readonly ApprovalEvent[]): StreamChunk {
   return {
     type: EventType.RUN_FINISHED,
-    runId: runId ?? session.state.openTurn?.turnId ?? session.logId,
-    threadId: session.logId,
+    runId: chatRunId ?? session.state.openTurn?.turnId ?? session.sessionId,
+    threadId: session.sessionId,
     timestamp: Date.now(),
     outcome: {
       type: 'interrupt',
