@@ -1,5 +1,6 @@
-import { findNonJson, utf8Length } from '../json/check-json.js'
+import { utf8Length } from '../json/check-json.js'
 import { HarnessError, RecordTooLargeError } from './errors.js'
+import { checkRecords, type RecordRules } from './record-checks.js'
 import { MIN_STORE_LIMITS, maxLogIdBytesOf } from './store-limits.js'
 import type { AppendOptions, LogRecord, StoreLimits } from './types.js'
 
@@ -21,25 +22,9 @@ export interface PreparedBatch {
  * cannot change afterwards).
  */
 export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits): PreparedBatch {
-  if (!Array.isArray(records)) {
-    throw new HarnessError('RECORD_INVALID', 'append takes an array of records; wrap a single record in [ ].')
-  }
-  if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
-    throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords, {
-      name: 'maxBatchRecords',
-      unit: 'records',
-      minimum: MIN_STORE_LIMITS.maxBatchRecords,
-    })
-  }
   const json: string[] = []
   let bytes = 0
-  records.forEach((record, index) => {
-    const root = `records[${index}]`
-    if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string') {
-      throw new HarnessError('RECORD_INVALID', `${root} must be an object with a string "type", like { type: 'app.note', ... }.`)
-    }
-    const bad = findNonJson(record, { root })
-    if (bad) throw new HarnessError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`)
+  checkRecords(records, storeRecordRules(limits), (record, root) => {
     const text = JSON.stringify(record)
     const size = utf8Length(text)
     if (size > limits.maxRecordBytes) {
@@ -55,6 +40,25 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
     })
   }
   return { json, bytes }
+}
+
+/** A store's words for the record checks; the batch's count limit comes before any record. */
+function storeRecordRules(limits: StoreLimits): RecordRules {
+  return {
+    notArray: 'append takes an array of records; wrap a single record in [ ].',
+    example: "{ type: 'app.note', ... }",
+    batch(records) {
+      if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
+        throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords, {
+          name: 'maxBatchRecords',
+          unit: 'records',
+          minimum: MIN_STORE_LIMITS.maxBatchRecords,
+        })
+      }
+    },
+    // A store's errors carry no path: the message names the record.
+    error: (code, message) => new HarnessError(code, message),
+  }
 }
 
 /**

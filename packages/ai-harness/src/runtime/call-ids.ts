@@ -23,14 +23,14 @@ export function repeatedCallId(modelId: string, taken: (id: string) => boolean):
  * model reads back in its history, so its call and its result always match.
  */
 export class CallIds {
-  /** Log id → the model's id, for the calls this run renamed. */
+  /** Logged id (the call's id in the session log) → the model's id, for the calls this chat loop renamed. */
   readonly #modelIds = new Map<string, string>()
 
   constructor(private readonly inLog: (id: string) => boolean) {}
 
-  /** The model's own id of a call this run renamed, or undefined when the log id is the model's. */
-  modelIdOf(logId: string): string | undefined {
-    return this.#modelIds.get(logId)
+  /** The model's own id of a call this chat loop renamed, or undefined when the logged id is the model's. */
+  modelIdOf(loggedId: string): string | undefined {
+    return this.#modelIds.get(loggedId)
   }
 
   /** The adapter, with each response's tool-call ids made unique in the session. */
@@ -58,13 +58,13 @@ export class CallIds {
         continue
       }
       if ((chunk as { type?: unknown }).type === EventType.TOOL_CALL_START) {
-        const logId = taken(id) ? repeatedCallId(id, taken) : id
-        given.add(logId)
-        current.set(id, logId)
-        if (logId !== id) this.#modelIds.set(logId, id)
+        const loggedId = taken(id) ? repeatedCallId(id, taken) : id
+        given.add(loggedId)
+        current.set(id, loggedId)
+        if (loggedId !== id) this.#modelIds.set(loggedId, id)
       }
-      const logId = current.get(id) ?? id
-      yield logId === id ? chunk : { ...(chunk as object), toolCallId: logId }
+      const loggedId = current.get(id) ?? id
+      yield loggedId === id ? chunk : { ...(chunk as object), toolCallId: loggedId }
     }
   }
 }

@@ -20,8 +20,9 @@ import { deadline, MAX_TIMER_MS, waitFor } from './timers.js'
 /** What `step.do` passes to its function. */
 export interface StepRunContext {
   /**
-   * `${logId}:${toolCallId}:${name}`: the same on every run of the step, so the system
-   * that performs the side effect can refuse a second call. `toolCallId` is the call's id
+   * `${logId}:${toolCallId}:${name}`, where `logId` is the session id (the store's name
+   * for it): the same on every run of the step, so the system that performs the side
+   * effect can refuse a second call. `toolCallId` is the call's id
    * in the session log (see `LoggedToolCall.id`: the model's id, or `${id}-${n}` when the
    * model reused an id).
    */

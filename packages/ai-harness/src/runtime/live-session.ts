@@ -18,7 +18,7 @@ import type { GuardedStore } from './store-boundary.js'
 import { after } from './timings.js'
 import { beginTurnTrace, traceStore } from './tracing.js'
 import { TurnRun } from './turn-run.js'
-import { runTurn } from './turn-runner.js'
+import { chatTurn } from './turn-runner.js'
 import { WakeupPolicy } from './wakeup-policy.js'
 
 /**
@@ -28,7 +28,7 @@ import { WakeupPolicy } from './wakeup-policy.js'
  */
 type Phase =
   | { readonly name: 'idle' | 'cut' | 'waiting' | 'parked' | 'closed' | 'deleted' }
-  | { readonly name: 'running'; readonly run: TurnRun }
+  | { readonly name: 'running'; readonly turnRun: TurnRun }
 
 const STATUS: Record<Phase['name'], SessionStatus> = {
   idle: 'idle',
@@ -40,7 +40,8 @@ const STATUS: Record<Phase['name'], SessionStatus> = {
   deleted: 'deleted',
 }
 
-type RunBody = (turn: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>
+/** What a run of a turn does once the session may be driven: send a turn, or recover one. */
+type TurnRunBody = (turnRun: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>
 
 /** A session this host drives: its lease, its writer, its wakeup policy, and one phase. */
 export class LiveSession implements Session {
@@ -78,7 +79,7 @@ export class LiveSession implements Session {
     })
     this.#wakeups = new WakeupPolicy(store, sessionId, state, clock)
     this.#runtime = {
-      logId: sessionId,
+      sessionId,
       harness,
       store: traced,
       state,
@@ -115,11 +116,11 @@ export class LiveSession implements Session {
   }
 
   send(input: TurnInput): AsyncIterable<StreamChunk> {
-    return this.#run((turn, runtime) => this.#sendTurn(turn, runtime, input))
+    return this.#startTurnRun((turnRun, runtime) => this.#sendTurn(turnRun, runtime, input))
   }
 
   resume(): AsyncIterable<StreamChunk> {
-    return this.#run((turn, runtime) => this.#recover(turn, runtime))
+    return this.#startTurnRun((turnRun, runtime) => this.#recover(turnRun, runtime))
   }
 
   async cancel(reason = 'cancelled by the user'): Promise<void> {
@@ -135,7 +136,7 @@ export class LiveSession implements Session {
       return
     }
     this.#assertHeld()
-    await this.#stopRun('was cancelled')
+    await this.#stopTurnRun('was cancelled')
     if (this.#writer.stopped) throw this.#writer.stopped
     if (!(await this.#writer.settle())) throw inDoubt(this.id)
     const open = this.#args.state.openTurn
@@ -175,7 +176,7 @@ export class LiveSession implements Session {
     if (this.#phase.name === 'closed') return
     // The tool in flight finishes its current step (or is abandoned after stopTimeoutMs); its next write is refused.
     this.#writer.close('was handed off for a deploy')
-    await this.#stopRun('was handed off for a deploy')
+    await this.#stopTurnRun('was handed off for a deploy')
     let failure: unknown
     if (this.#phase.name !== 'parked' && !this.#writer.stopped) {
       try {
@@ -200,7 +201,7 @@ export class LiveSession implements Session {
   async close(): Promise<void> {
     if (this.#phase.name === 'closed') return
     this.#writer.close('was closed')
-    await this.#stopRun('was closed')
+    await this.#stopTurnRun('was closed')
     if (this.#phase.name !== 'parked' && !this.#writer.stopped) {
       // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
       const known = await this.#settled()
@@ -210,7 +211,7 @@ export class LiveSession implements Session {
   }
 
   #running(): TurnRun | undefined {
-    return this.#phase.name === 'running' ? this.#phase.run : undefined
+    return this.#phase.name === 'running' ? this.#phase.turnRun : undefined
   }
 
   /** Refuses to act for a session this object let go. */
@@ -234,15 +235,15 @@ export class LiveSession implements Session {
   }
 
   /** Streams one run of a turn; the run starts when the stream is first read. */
-  #run(body: RunBody): AsyncIterable<StreamChunk> {
+  #startTurnRun(body: TurnRunBody): AsyncIterable<StreamChunk> {
     return {
       [Symbol.asyncIterator]: () => {
         let stream: AsyncIterator<StreamChunk> | undefined
         const start = () => {
           this.#assertMayDrive()
-          const turn = new TurnRun(this.#writer.scope(), () => this.#writer.stopped)
-          this.#phase = { name: 'running', run: turn }
-          return turn.stream(this.#drive(turn, body))
+          const turnRun = new TurnRun(this.#writer.scope(), () => this.#writer.stopped)
+          this.#phase = { name: 'running', turnRun }
+          return turnRun.stream(this.#drive(turnRun, body))
         }
         return {
           next: () => {
@@ -260,25 +261,25 @@ export class LiveSession implements Session {
   }
 
   /** Before a run writes, the log's state is known, the lease confirmed and the wakeup at its expiry. */
-  async *#drive(turn: TurnRun, body: RunBody): AsyncGenerator<StreamChunk> {
+  async *#drive(turnRun: TurnRun, body: TurnRunBody): AsyncGenerator<StreamChunk> {
     try {
       if (!(await this.#writer.settle())) throw inDoubt(this.id)
       await this.#lease.confirm()
       await this.#lease.keepWakeupAtExpiry()
-      yield* body(turn, { ...this.#runtime, writer: turn.writer })
-      if (!turn.abandoned) await this.#afterRun(turn)
+      yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer })
+      if (!turnRun.abandoned) await this.#afterTurnRun(turnRun)
     } catch (error) {
       // No secret leaves the session in an error message either (a model's or a tool's error text).
       throw scrubError(this.#runtime.scanner, error)
     } finally {
-      if (this.#running() === turn) this.#phase = { name: turn.outcome?.kind === 'deleted' ? 'deleted' : 'cut' }
-      turn.finish()
+      if (this.#running() === turnRun) this.#phase = { name: turnRun.outcome?.kind === 'deleted' ? 'deleted' : 'cut' }
+      turnRun.finish()
     }
   }
 
   /** After a run: where the wakeup goes, and whether the host lets the session go. */
-  async #afterRun(turn: TurnRun): Promise<void> {
-    const outcome = turn.outcome
+  async #afterTurnRun(turnRun: TurnRun): Promise<void> {
+    const outcome = turnRun.outcome
     if (outcome?.kind === 'finished') {
       this.#phase = { name: 'idle' }
       await this.#wakeups.finished()
@@ -292,11 +293,11 @@ export class LiveSession implements Session {
     }
   }
 
-  async *#sendTurn(turn: TurnRun, runtime: SessionRuntime, input: TurnInput): AsyncGenerator<StreamChunk> {
+  async *#sendTurn(turnRun: TurnRun, runtime: SessionRuntime, input: TurnInput): AsyncGenerator<StreamChunk> {
     const { state, clock, hostId } = this.#args
     const { scanner } = this.#runtime
     if (state.openTurn) {
-      yield* this.#recover(turn, runtime)
+      yield* this.#recover(turnRun, runtime)
       const waiting = parkedCall(state)
       if (state.openTurn && waiting) throw waitingTurn(waiting)
       if (state.openTurn) return
@@ -322,11 +323,11 @@ export class LiveSession implements Session {
         ...(await beginTurnTrace(runtime, turnId, hostId)),
       },
     ])
-    yield* runTurn(runtime, turnId, turn)
+    yield* chatTurn(runtime, turnId, turnRun)
   }
 
-  #recover(turn: TurnRun, runtime: SessionRuntime): AsyncGenerator<StreamChunk> {
-    return recoverTurn(runtime, turn, {
+  #recover(turnRun: TurnRun, runtime: SessionRuntime): AsyncGenerator<StreamChunk> {
+    return recoverTurn(runtime, turnRun, {
       host: this.#args.hostId,
       fence: this.#lease.fence,
       wakeups: this.#wakeups,
@@ -335,11 +336,11 @@ export class LiveSession implements Session {
   }
 
   /** Stops a running turn, waiting at most stopTimeoutMs; its scope writes nothing more either way. */
-  async #stopRun(reason: string): Promise<void> {
-    const turn = this.#running()
-    if (!turn) return
-    await turn.stop(reason, this.#args.timings.stopTimeoutMs)
-    if (this.#running() === turn) this.#phase = { name: 'cut' }
+  async #stopTurnRun(reason: string): Promise<void> {
+    const turnRun = this.#running()
+    if (!turnRun) return
+    await turnRun.stop(reason, this.#args.timings.stopTimeoutMs)
+    if (this.#running() === turnRun) this.#phase = { name: 'cut' }
   }
 
   /** Whether the log's state is known, waiting at most stopTimeoutMs behind a write in flight. */

@@ -320,9 +320,9 @@ export function foldLog(entries: readonly LogEntry[], state = emptyState()): Ses
  * Folds a session's log page by page as it is read, so opening a long session never
  * holds more than one page of raw entries besides the state itself.
  */
-export async function readAndFold(store: HarnessStore, logId: string, pageSize = 1000): Promise<SessionState> {
+export async function readAndFold(store: HarnessStore, sessionId: string, pageSize = 1000): Promise<SessionState> {
   const state = emptyState()
-  await forEachPage(store, logId, pageSize, (page) => {
+  await forEachPage(store, sessionId, pageSize, (page) => {
     for (const entry of page) applyEntry(state, entry)
   })
   return state

@@ -36,7 +36,7 @@ export class SessionLease {
 
   constructor(
     private readonly store: GuardedStore,
-    private readonly logId: string,
+    private readonly sessionId: string,
     lease: Lease | undefined,
     private readonly options: SessionLeaseOptions,
   ) {
@@ -64,7 +64,7 @@ export class SessionLease {
   async confirm(): Promise<void> {
     const held = this.#lease
     if (!held || !this.store.leases) return
-    if (this.#gone) throw new LeaseLostError(this.logId, 'is no longer held by this session object')
+    if (this.#gone) throw new LeaseLostError(this.sessionId, 'is no longer held by this session object')
     try {
       this.#lease = await this.store.leases.renew(held, this.options.leaseMs)
     } catch (error) {
@@ -76,7 +76,8 @@ export class SessionLease {
   /** While this host drives a turn, the session's wakeup sits at the lease's expiry. */
   async keepWakeupAtExpiry(): Promise<void> {
     const lease = this.#lease
-    if (this.store.wakeups && lease && !this.#gone && this.options.driving()) await this.store.wakeups.schedule(this.logId, lease.expiresAt)
+    if (this.store.wakeups && lease && !this.#gone && this.options.driving())
+      await this.store.wakeups.schedule(this.sessionId, lease.expiresAt)
   }
 
   /** Stops renewing and frees the lease for other hosts (best effort: an unreachable store lets it expire). */
@@ -116,12 +117,12 @@ export class SessionLease {
   #tick(): void {
     const held = this.#lease
     if (!held || this.#gone || !this.store.leases) return
-    const since = this.store.inFlightSince(this.logId)
+    const since = this.store.inFlightSince(this.sessionId)
     const waited = since === undefined ? 0 : this.options.clock.now() - since
     if (waited > this.options.stallAfterMs) {
       this.#lose(
         new LeaseLostError(
-          this.logId,
+          this.sessionId,
           `was let go: a store call of this session has waited ${waited} ms (over stallAfterMs, ${this.options.stallAfterMs} ms), so another host may take the session over`,
         ),
       )

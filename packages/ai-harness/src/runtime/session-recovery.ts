@@ -3,16 +3,9 @@ import { agentMetaOf } from './agent-tool.js'
 import type { ToolResultRecord } from './records.js'
 import { cutAtResume, parkedCall, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
-import { type RunOutcome, runTurn } from './turn-runner.js'
+import type { TurnRunControl } from './turn-run.js'
+import { chatTurn } from './turn-runner.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
-
-/** What a run of a turn shares with the code that drives it. */
-export interface RunControl {
-  readonly abortController: AbortController
-  /** Why the session stopped (a conflict, a lost lease), if it did. */
-  stopped(): Error | undefined
-  outcome?: RunOutcome
-}
 
 /**
  * Takes over the open turn of a session: a turn that still waits is left waiting (its
@@ -21,7 +14,7 @@ export interface RunControl {
  */
 export async function* recoverTurn(
   runtime: SessionRuntime,
-  control: RunControl,
+  control: TurnRunControl,
   driver: {
     host: string
     fence: number | null
@@ -46,7 +39,7 @@ export async function* recoverTurn(
   }
   await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: driver.host, fence: driver.fence }])
   await settleCutCalls(runtime)
-  yield* runTurn(runtime, open.turnId, control)
+  yield* chatTurn(runtime, open.turnId, control)
 }
 
 /**

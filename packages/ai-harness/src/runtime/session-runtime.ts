@@ -8,7 +8,8 @@ import type { SessionWriter } from './session-writer.js'
 
 /** What every part of a running session shares. One per open session. */
 export interface SessionRuntime {
-  readonly logId: string
+  /** The session's id; the store knows it as the log id. */
+  readonly sessionId: string
   readonly harness: Harness
   readonly store: HarnessStore
   readonly state: SessionState

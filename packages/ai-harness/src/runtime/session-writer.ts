@@ -20,7 +20,7 @@ class WriterCore {
 
   constructor(
     readonly store: HarnessStore,
-    readonly logId: string,
+    readonly sessionId: string,
     readonly state: SessionState,
     readonly lease: () => Lease | undefined,
     readonly onStop: (error: HarnessError) => void,
@@ -55,7 +55,7 @@ export class SessionWriter {
 
   constructor(
     store: HarnessStore,
-    logId: string,
+    sessionId: string,
     state: SessionState,
     options: {
       /** The session's lease, passed with every append. */
@@ -65,14 +65,14 @@ export class SessionWriter {
     } = {},
     core?: WriterCore,
   ) {
-    this.#core = core ?? new WriterCore(store, logId, state, options.lease ?? (() => undefined), options.onStop ?? (() => {}))
+    this.#core = core ?? new WriterCore(store, sessionId, state, options.lease ?? (() => undefined), options.onStop ?? (() => {}))
   }
 
   get store(): HarnessStore {
     return this.#core.store
   }
-  get logId(): string {
-    return this.#core.logId
+  get sessionId(): string {
+    return this.#core.sessionId
   }
   get state(): SessionState {
     return this.#core.state
@@ -96,7 +96,7 @@ export class SessionWriter {
 
   /** A new scope on the same session: the same queue and state, its own `close`. */
   scope(): SessionWriter {
-    return new SessionWriter(this.#core.store, this.#core.logId, this.#core.state, {}, this.#core)
+    return new SessionWriter(this.#core.store, this.#core.sessionId, this.#core.state, {}, this.#core)
   }
 
   /** Stops every scope of this session's writer: its lease is gone. */
@@ -106,7 +106,10 @@ export class SessionWriter {
 
   /** Refuses every later append of this scope: the run was stopped, or the session handed off or closed. */
   close(reason: string): void {
-    this.#closed ??= new HarnessError('LEASE_LOST', `Session ${JSON.stringify(this.logId)} ${reason}; this host writes nothing more to it.`)
+    this.#closed ??= new HarnessError(
+      'LEASE_LOST',
+      `Session ${JSON.stringify(this.sessionId)} ${reason}; this host writes nothing more to it.`,
+    )
   }
 
   /** Throws when this writer may write no more: a step must not start a side effect it could never log. */
@@ -138,15 +141,15 @@ export class SessionWriter {
 
   #enqueue<T>(work: () => Promise<T>): Promise<T> {
     const core = this.#core
-    const run = core.queue.then(work)
-    core.queue = run.catch(() => {})
-    return run
+    const queued = core.queue.then(work)
+    core.queue = queued.catch(() => {})
+    return queued
   }
 
   async #appendNow(records: LogRecord[], owned: boolean): Promise<void> {
     this.assertWritable()
     if (records.length === 0) return
-    if (this.#core.doubt && !(await this.#settleDoubt())) throw stillInDoubt(this.logId, this.#core.doubt?.cause)
+    if (this.#core.doubt && !(await this.#settleDoubt())) throw stillInDoubt(this.sessionId, this.#core.doubt?.cause)
     this.assertWritable()
     const core = this.#core
     const seq = core.state.nextSeq
@@ -158,7 +161,7 @@ export class SessionWriter {
         if (!(await this.#landed(seq, records).catch(() => false))) return this.#fail(seq)
       } else if (isOutcomeUnknown(error)) {
         core.doubt = { seq, records, cause: error }
-        if (!(await this.#settleDoubt())) throw stillInDoubt(this.logId, error)
+        if (!(await this.#settleDoubt())) throw stillInDoubt(this.sessionId, error)
         return
       } else {
         throw error
@@ -171,7 +174,7 @@ export class SessionWriter {
   async #send(seq: number, records: LogRecord[]): Promise<void> {
     const lease = this.#core.lease()
     try {
-      await this.#core.store.append(this.logId, seq, records, lease ? { lease } : undefined)
+      await this.#core.store.append(this.sessionId, seq, records, lease ? { lease } : undefined)
     } catch (error) {
       if (isHarnessError(error, 'LEASE_LOST')) this.#core.stop(error)
       throw error
@@ -222,7 +225,7 @@ export class SessionWriter {
     // A store may answer in short pages: read until the batch's range is covered or the log ends.
     const back: LogEntry[] = []
     while (back.length < records.length) {
-      const page = await this.store.read(this.logId, { after: seq - 1 + back.length, limit: records.length - back.length })
+      const page = await this.store.read(this.sessionId, { after: seq - 1 + back.length, limit: records.length - back.length })
       if (page.length === 0) break
       back.push(...page)
     }
@@ -231,18 +234,18 @@ export class SessionWriter {
   }
 
   async #fail(seq: number): Promise<never> {
-    const tail = await readAll(this.store, this.logId, 1000, seq - 1).catch(() => [])
-    const lost = new LogConflictError(this.logId, seq, seq + tail.length)
+    const tail = await readAll(this.store, this.sessionId, 1000, seq - 1).catch(() => [])
+    const lost = new LogConflictError(this.sessionId, seq, seq + tail.length)
     this.#core.doubt = undefined
     this.#core.stop(lost)
     throw lost
   }
 }
 
-function stillInDoubt(logId: string, cause: unknown): HarnessError {
+function stillInDoubt(sessionId: string, cause: unknown): HarnessError {
   return new HarnessError(
     'STORE_UNAVAILABLE',
-    `The store did not confirm a write to session ${JSON.stringify(logId)}, and could not be read back: nobody knows yet whether it landed. This host writes nothing more until the store answers; the session's wakeup stays, so a worker finishes it. Try again later, or close the session.`,
+    `The store did not confirm a write to session ${JSON.stringify(sessionId)}, and could not be read back: nobody knows yet whether it landed. This host writes nothing more until the store answers; the session's wakeup stays, so a worker finishes it. Try again later, or close the session.`,
     { cause },
   )
 }

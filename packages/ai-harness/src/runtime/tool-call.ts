@@ -1,8 +1,9 @@
 import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, validateWithStandardSchema } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { isWellFormedText } from '../contract/prepare-batch.js'
+import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
-import { findNonJson, jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
+import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { AgentCallCut, childStanding } from './agent-child.js'
 import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
@@ -59,18 +60,18 @@ function lastAttemptError(name: string, attempt: number, failed: FailedAttempt):
   return failed.timedOut ? new StepFailedError(name, attempt, failureText(failed.error), true) : failed.error
 }
 
-/** How a tool call reaches the run it belongs to. */
-export interface RunControl {
-  /** Stops the run: the session's own failure, or a park signal. The first one wins. */
+/** How a tool call reaches the chat loop it runs in. */
+export interface ChatLoopControl {
+  /** Stops the chat loop, and so the turn's run: the session's own failure, or a park signal. The first one wins. */
   stop(reason: object): void
-  /** True once the run stopped (a park, a failure, cancel, hand-off, close). */
+  /** True once the chat loop stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
-  /** The context of the run's span: tool call spans are its children. */
+  /** The context of the turn run's span: tool call spans are its children. */
   readonly trace?: OtelContext
 }
 
 /**
- * One tool call in a durable session: its steps, its buffered app records, and the
+ * One tool call this host runs in a durable session: its steps, its buffered app records, and the
  * append that settles it. The result record and the app records land in one append,
  * so a call cut before its result never wrote its records.
  *
@@ -79,13 +80,13 @@ export interface RunControl {
  * every park signal of the call is the session's own: a failure of either stops the run,
  * whatever the tool does with it.
  */
-export class ToolCallRun {
+export class LiveToolCall {
   readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   #ended = false
-  /** The run's abort signal: aborted when the session stops the run. */
-  readonly #runSignal: AbortSignal
-  /** The call's time limit (the tool's `timeoutMs`), over the run's signal. */
+  /** The turn run's abort signal: aborted when the session stops the run. */
+  readonly #turnRunSignal: AbortSignal
+  /** The call's time limit (the tool's `timeoutMs`), over the turn run's signal. */
   readonly deadline: Deadline
   /** The step options of the call's tool (`durableTool({ retry })`). */
   readonly #retry: StepOptions | undefined
@@ -100,9 +101,9 @@ export class ToolCallRun {
     /** The context of the call's span: step spans are its children. */
     readonly trace?: OtelContext,
   ) {
-    this.#runSignal = signal ?? new AbortController().signal
+    this.#turnRunSignal = signal ?? new AbortController().signal
     this.#retry = tool.retry
-    this.deadline = deadline(this.#runSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
+    this.deadline = deadline(this.#turnRunSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
   }
 
   /** The tool's abort signal: aborted when the run stops or the call passes its time limit. */
@@ -111,7 +112,7 @@ export class ToolCallRun {
   }
 
   get idPrefix(): string {
-    return `${this.session.logId}:${this.toolCallId}:`
+    return `${this.session.sessionId}:${this.toolCallId}:`
   }
 
   /** The call's execute settled (or its time ran out): later step calls are refused. */
@@ -168,7 +169,7 @@ export class ToolCallRun {
     if (remaining > this.session.parkAfterMs) throw this.park('sleep', until, { name, wakeAt: until })
     await waitFor(remaining, this.signal, () =>
       // The call's own time limit ends only the call; a stopped run is the session's own.
-      this.#runSignal.aborted
+      this.#turnRunSignal.aborted
         ? own(
             this.session,
             new HarnessError(
@@ -191,7 +192,7 @@ export class ToolCallRun {
     return startSpan(
       'harness.step',
       () => ({
-        [ATTR.sessionId]: this.session.logId,
+        [ATTR.sessionId]: this.session.sessionId,
         [ATTR.toolCallId]: this.toolCallId,
         [ATTR.hostId]: this.session.state.openTurn?.host,
         [ATTR.stepName]: name,
@@ -476,7 +477,7 @@ export class ToolCallRun {
   /** Parks the call on its question; the event tells the client what to answer, and why the last answer was refused. */
   #question(id: string, name: string, message: string, rejected: string | undefined): ParkSignal {
     return this.park('ask', null, {
-      sessionId: this.session.logId,
+      sessionId: this.session.sessionId,
       questionId: id,
       toolCallId: this.toolCallId,
       name,
@@ -488,23 +489,8 @@ export class ToolCallRun {
 
   readonly append: AppendRecords = (records) => {
     this.#assertLive('append')
-    if (!Array.isArray(records))
-      throw new RecordError('RECORD_INVALID', 'append takes an array of records: append([{ type: "app.note", ... }]).')
     const checked: LogRecord[] = []
-    records.forEach((record, index) => {
-      const at = `records[${index}]`
-      if (typeof record !== 'object' || record === null || Array.isArray(record) || typeof record.type !== 'string' || record.type === '') {
-        throw new RecordError('RECORD_INVALID', `${at} must be an object with a string "type", like { type: "app.memory", ... }.`, at)
-      }
-      if (isHarnessRecordType(record.type)) {
-        throw new RecordError(
-          'RECORD_TYPE_RESERVED',
-          `${at} has type ${JSON.stringify(record.type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${record.type.slice('harness.'.length)}".`,
-          at,
-        )
-      }
-      const bad = findNonJson(record, { root: at })
-      if (bad) throw new RecordError('RECORD_NOT_JSON', `${bad.path}: ${bad.reason}.`, bad.path)
+    checkRecords(records, TOOL_RECORD_RULES, (record, at) => {
       const secret = this.session.scanner.find(record, at)
       if (secret) {
         throw new RecordError(
@@ -565,6 +551,23 @@ export class ToolCallRun {
   }
 }
 
+/** A tool's words for the record checks of `append`; `harness.` types are the runtime's own. */
+const TOOL_RECORD_RULES: RecordRules = {
+  notArray: 'append takes an array of records: append([{ type: "app.note", ... }]).',
+  example: '{ type: "app.memory", ... }',
+  nonEmptyType: true,
+  type(type, at) {
+    if (isHarnessRecordType(type)) {
+      throw new RecordError(
+        'RECORD_TYPE_RESERVED',
+        `${at} has type ${JSON.stringify(type)}; types beginning "harness." are reserved. Use your app's own prefix, e.g. "app.${type.slice('harness.'.length)}".`,
+        at,
+      )
+    }
+  },
+  error: (code, message, path) => new RecordError(code, message, path),
+}
+
 /** Runs `check`; an error it throws leaves without the session's secrets. */
 function scrubbed(session: SessionRuntime, check: () => void): void {
   try {
@@ -596,7 +599,7 @@ function errorMessage(error: unknown): string {
  * model sees appended before `chat()` gets it. Whatever the tool throws is a tool error
  * for the model, except the session's own failures and park signals, which stop the run.
  */
-export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunControl): AnyTool {
+export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLoopControl): AnyTool {
   const meta = durableMetaOf(tool)
   const agent = agentMetaOf(tool)
   const original = tool.execute
@@ -614,7 +617,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
       const span = await startSpan(
         'harness.tool.call',
         {
-          [ATTR.sessionId]: session.logId,
+          [ATTR.sessionId]: session.sessionId,
           [ATTR.toolCallId]: toolCallId,
           [ATTR.toolName]: tool.name,
           [ATTR.hostId]: session.state.openTurn?.host,
@@ -638,7 +641,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: RunCon
 async function runCall(
   session: SessionRuntime,
   tool: AnyTool,
-  control: RunControl,
+  control: ChatLoopControl,
   { args, context, toolCallId, span }: { args: unknown; context: ToolExecutionContext | undefined; toolCallId: string; span: HarnessSpan },
 ): Promise<unknown> {
   const logged = session.state.results.get(toolCallId)
@@ -650,7 +653,7 @@ async function runCall(
   if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
     return settleDenied(session, tool, control, toolCallId, span)
   }
-  const call = new ToolCallRun(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
+  const call = new LiveToolCall(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
   const outcome = await applyHooks(
     session,
     tool,
@@ -674,7 +677,7 @@ interface CallOutcome {
 async function settleDenied(
   session: SessionRuntime,
   tool: AnyTool,
-  control: RunControl,
+  control: ChatLoopControl,
   toolCallId: string,
   span: HarnessSpan,
 ): Promise<never> {
@@ -697,8 +700,8 @@ async function settleDenied(
 async function executeCall(
   session: SessionRuntime,
   tool: AnyTool,
-  control: RunControl,
-  call: ToolCallRun,
+  control: ChatLoopControl,
+  call: LiveToolCall,
   { args, context, span }: { args: unknown; context: ToolExecutionContext | undefined; span: HarnessSpan },
 ): Promise<CallOutcome> {
   const meta = durableMetaOf(tool)
@@ -772,8 +775,8 @@ function modelResult(session: SessionRuntime, { ok, value, error }: CallOutcome)
 async function settleCall(
   session: SessionRuntime,
   tool: AnyTool,
-  control: RunControl,
-  call: ToolCallRun,
+  control: ChatLoopControl,
+  call: LiveToolCall,
   outcome: CallOutcome,
 ): Promise<{ ok: boolean; seen: JsonValue }> {
   const result = modelResult(session, outcome)
@@ -812,7 +815,7 @@ export const DENIED_TOOL_ERROR = 'User declined tool execution'
 async function approvalGate(
   session: SessionRuntime,
   tool: AnyTool,
-  control: RunControl,
+  control: ChatLoopControl,
   toolCallId: string,
   span: HarnessSpan,
 ): Promise<boolean> {
@@ -856,13 +859,13 @@ const CUT_CHILD_REASON = 'The agent call that ran this session was cut by a cras
  * person parks the parent call; its question is forwarded on the parent's stream.
  */
 async function runAgentCall(
-  call: ToolCallRun,
+  call: LiveToolCall,
   agent: AgentMeta,
   args: unknown,
   context: ToolExecutionContext | undefined,
 ): Promise<unknown> {
   const { session, toolCallId } = call
-  const childId = childSessionId(session.logId, toolCallId)
+  const childId = childSessionId(session.sessionId, toolCallId)
   const parkedOnChild = session.state.parked.get(toolCallId)?.reason === 'agent'
   if (parkedOnChild) {
     // The call waited on its child, so the child's log exists, unless it was deleted: then
@@ -882,7 +885,7 @@ async function runAgentCall(
   }
   let child: Awaited<ReturnType<SessionRuntime['openChild']>>
   try {
-    child = await session.openChild(agent.harness, childId, { sessionId: session.logId, toolCallId })
+    child = await session.openChild(agent.harness, childId, { sessionId: session.sessionId, toolCallId })
   } catch (error) {
     throw childFailure(session, error)
   }

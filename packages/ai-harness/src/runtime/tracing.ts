@@ -339,7 +339,7 @@ export async function beginTurnTrace(session: SessionRuntime, turnId: string, ho
   const span = await startSpan(
     'harness.turn',
     {
-      [ATTR.sessionId]: session.logId,
+      [ATTR.sessionId]: session.sessionId,
       [ATTR.turnId]: turnId,
       [ATTR.hostId]: hostId,
       [ATTR.harness]: session.harness.name,
@@ -368,7 +368,7 @@ export async function turnSpan(session: SessionRuntime, turnId: string): Promise
   return startSpan(
     'harness.turn',
     {
-      [ATTR.sessionId]: session.logId,
+      [ATTR.sessionId]: session.sessionId,
       [ATTR.turnId]: turnId,
       [ATTR.hostId]: open?.host,
       [ATTR.harness]: session.harness.name,

@@ -1,10 +1,28 @@
 import type { StreamChunk } from '@tanstack/ai'
-import type { RunControl } from './session-recovery.js'
+import type { ParkedRecord } from './records.js'
 import type { SessionWriter } from './session-writer.js'
 import { after } from './timings.js'
-import type { RunOutcome } from './turn-runner.js'
 
 const END: IteratorReturnResult<undefined> = { done: true, value: undefined }
+
+/**
+ * How a run of a turn ended. `deleted`: the session's log was deleted while this host
+ * drove it; nothing more was written.
+ */
+export type TurnRunOutcome =
+  | { kind: 'finished' }
+  | { kind: 'parked'; parked: ParkedRecord }
+  | { kind: 'stopped' }
+  | { kind: 'failed' }
+  | { kind: 'deleted' }
+
+/** What a run of a turn shares with the code that drives it (the chat loop, a recovery). */
+export interface TurnRunControl {
+  readonly abortController: AbortController
+  /** Why the session stopped (a conflict, a lost lease), if it did. */
+  stopped(): Error | undefined
+  outcome?: TurnRunOutcome
+}
 
 /**
  * One run of a turn on this host: its own writer scope, its abort signal, and a way to
@@ -13,9 +31,9 @@ const END: IteratorReturnResult<undefined> = { done: true, value: undefined }
  * the step's outcome is unknown (the idempotency key is for that), so another host can
  * resume the turn.
  */
-export class TurnRun implements RunControl {
+export class TurnRun implements TurnRunControl {
   readonly abortController = new AbortController()
-  outcome?: RunOutcome
+  outcome?: TurnRunOutcome
   /** Settles when the run's code has ended, however it ended. */
   readonly done: Promise<void>
   #finish: () => void = () => {}

@@ -21,7 +21,7 @@ export class WakeupPolicy {
 
   constructor(
     private readonly store: GuardedStore,
-    private readonly logId: string,
+    private readonly sessionId: string,
     private readonly state: SessionState,
     private readonly clock: Clock,
   ) {}
@@ -32,7 +32,7 @@ export class WakeupPolicy {
     if (!parked) return false
     // The wake time came from the store's clock where it has one: compare it with the same clock.
     if (parked.reason === 'sleep' && parked.until !== null && parked.until > (await durableNow(this.store, this.clock))) {
-      await this.store.wakeups?.schedule(this.logId, parked.until)
+      await this.store.wakeups?.schedule(this.sessionId, parked.until)
       return true
     }
     if (parked.reason === 'ask' && !this.#answered(parked)) {
@@ -53,14 +53,14 @@ export class WakeupPolicy {
    * session runs. A park reason this policy does not know counts as waiting for a person.
    */
   async parked(parked: ParkedRecord): Promise<void> {
-    if (parked.reason === 'sleep' && parked.until !== null) await this.store.wakeups?.schedule(this.logId, parked.until)
+    if (parked.reason === 'sleep' && parked.until !== null) await this.store.wakeups?.schedule(this.sessionId, parked.until)
     else await this.#waitUnlessAnswered(parked.reason === 'agent' ? null : WAITING_FOR_PERSON)
   }
 
   /** After a turn finished: the parent first (if its wakeup fails, ours stays and a worker tries again), then ours. */
   async finished(): Promise<void> {
     await this.#wakeParent()
-    await this.store.wakeups?.cancel(this.logId)
+    await this.store.wakeups?.cancel(this.sessionId)
   }
 
   /**
@@ -72,7 +72,7 @@ export class WakeupPolicy {
   async letGo(known: boolean, options: { wakeParent: boolean }): Promise<void> {
     if (!known || this.state.openTurn) return
     if (options.wakeParent && this.state.turns > 0) await this.#wakeParent()
-    await this.store.wakeups?.cancel(this.logId)
+    await this.store.wakeups?.cancel(this.sessionId)
   }
 
   /** A child agent's cut turn: its parent decides it, so the parent is due now and this session waits for it. */
@@ -80,12 +80,12 @@ export class WakeupPolicy {
     const parent = this.state.parent
     if (!parent || !this.store.wakeups) return
     await this.store.wakeups.schedule(parent.sessionId, await durableNow(this.store, this.clock))
-    await this.store.wakeups.cancel(this.logId)
+    await this.store.wakeups.cancel(this.sessionId)
   }
 
   /** Makes the session due at once: a hand-off, an answer. */
   async dueNow(): Promise<void> {
-    if (this.store.wakeups) await this.store.wakeups.schedule(this.logId, await durableNow(this.store, this.clock))
+    if (this.store.wakeups) await this.store.wakeups.schedule(this.sessionId, await durableNow(this.store, this.clock))
   }
 
   #answered(parked: ParkedRecord): boolean {
@@ -109,11 +109,11 @@ export class WakeupPolicy {
   async #waitUnlessAnswered(at: number | null): Promise<void> {
     const wakeups = this.store.wakeups
     if (!wakeups) return
-    if (at === null) await wakeups.cancel(this.logId)
-    else await wakeups.schedule(this.logId, at)
+    if (at === null) await wakeups.cancel(this.sessionId)
+    else await wakeups.schedule(this.sessionId, at)
     let arrived: boolean
     try {
-      arrived = (await this.store.read(this.logId, { after: this.state.nextSeq - 1, limit: 1 })).length > 0
+      arrived = (await this.store.read(this.sessionId, { after: this.state.nextSeq - 1, limit: 1 })).length > 0
     } catch (error) {
       await this.dueNow().catch(() => {})
       throw error

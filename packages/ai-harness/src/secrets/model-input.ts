@@ -16,7 +16,7 @@ interface ModelInput {
  * made itself, such as an error for arguments that failed the input schema) and the
  * system prompts. Roles, ids and tool names stay. Undefined when nothing changes.
  *
- * Messages are redacted once each: `cache` (one per run) remembers the copies.
+ * Messages are redacted once each: `cache` (one per chat loop) remembers the copies.
  */
 export function redactModelInput(
   scanner: SecretScanner,
