@@ -52,9 +52,14 @@ interface Found {
   readonly reason: string
 }
 
+/** How deep a walk goes with a plain array for its path before it keeps a set too. */
+const SHALLOW = 32
+
 class NonJsonWalk {
   /** The objects on the path from the root: a value met again on it is a cycle. */
-  readonly #stack = new Set<object>()
+  readonly #path: object[] = []
+  /** The same objects as a set, once the path is deep (most values never are: no set then). */
+  #deep: Set<object> | undefined
 
   constructor(private readonly allowUndefinedAtTop: boolean) {}
 
@@ -75,15 +80,21 @@ class NonJsonWalk {
     }
     if (v === null) return null
     const obj = v as object
-    if (this.#stack.has(obj)) return { keys: [], reason: 'a cycle is not JSON; return a tree of plain values' }
+    if (this.#onPath(obj)) return { keys: [], reason: 'a cycle is not JSON; return a tree of plain values' }
     if (Array.isArray(obj)) return this.#children(obj, obj.keys(), 'array')
     const proto = Object.getPrototypeOf(obj)
     if (proto !== Object.prototype && proto !== null) return { keys: [], reason: `${describe(obj)} is not JSON; ${hint(obj)}` }
     return this.#children(obj, Object.keys(obj), 'object')
   }
 
+  #onPath(obj: object): boolean {
+    return this.#deep ? this.#deep.has(obj) : this.#path.includes(obj)
+  }
+
   #children(obj: object, keys: Iterable<string | number>, where: 'array' | 'object'): Found | null {
-    this.#stack.add(obj)
+    this.#path.push(obj)
+    if (this.#deep) this.#deep.add(obj)
+    else if (this.#path.length > SHALLOW) this.#deep = new Set(this.#path)
     for (const key of keys) {
       const found = this.walk((obj as Record<string | number, unknown>)[key], where)
       if (found) {
@@ -91,7 +102,8 @@ class NonJsonWalk {
         return found
       }
     }
-    this.#stack.delete(obj)
+    this.#path.pop()
+    this.#deep?.delete(obj)
     return null
   }
 }

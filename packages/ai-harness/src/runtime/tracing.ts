@@ -90,6 +90,8 @@ export function otelApi(): Promise<OtelApi | undefined> {
 
 /** One span of the harness; every method is a no-op when tracing is off. */
 export interface HarnessSpan {
+  /** False when nothing records this span (no API, or no SDK): its attributes would go nowhere. */
+  readonly records: boolean
   /** The context that holds this span (for child spans), or undefined when tracing is off. */
   readonly context: OtelContext | undefined
   /** The span's trace context, when it records and is valid: what a log keeps to join the trace later. */
@@ -104,6 +106,7 @@ export interface HarnessSpan {
 }
 
 const OFF: HarnessSpan = {
+  records: false,
   context: undefined,
   logged: undefined,
   set() {},
@@ -137,15 +140,22 @@ export function startSpan(name: string, attributes: SpanAttributes, options: Spa
   return otelApi().then((api) => (api ? openSpan(api, name, attributes, options) : OFF))
 }
 
-function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, options: SpanOptions): HarnessSpan {
-  const { scanner } = options
-  const clean = (value: AttributeValue): AttributeValue =>
-    typeof value === 'string' && scanner && scanner.size > 0 ? scanner.redactText(value) : value
-  const cleanAll = (given: Attributes): Record<string, AttributeValue> => {
-    const out: Record<string, AttributeValue> = {}
-    for (const [key, value] of Object.entries(given)) if (value !== undefined) out[key] = clean(value)
-    return out
+/** The API's tracer, kept: a tracer from the API's proxy starts recording once an SDK registers. */
+const tracers = new WeakMap<OtelApi, OtelTracer>()
+
+function tracerOf(api: OtelApi): OtelTracer {
+  let tracer = tracers.get(api)
+  if (!tracer) {
+    tracer = api.trace.getTracer(TRACER_NAME)
+    tracers.set(api, tracer)
   }
+  return tracer
+}
+
+/** The trace id of the API's invalid span context: what the no-op tracer's spans carry. */
+const INVALID_TRACE_ID = '0'.repeat(32)
+
+function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, options: SpanOptions): HarnessSpan {
   const active = api.context.active()
   let parent = options.parent ?? active
   const links: Array<{ context: SpanContext }> = []
@@ -162,8 +172,7 @@ function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, option
       if (driver && api.trace.isSpanContextValid(driver)) links.push({ context: driver })
     }
   }
-  const tracer = api.trace.getTracer(TRACER_NAME)
-  const span = tracer.startSpan(
+  const span = tracerOf(api).startSpan(
     name,
     { kind: options.kind === 'client' ? SPAN_KIND_CLIENT : SPAN_KIND_INTERNAL, ...(links.length > 0 ? { links } : {}) },
     parent,
@@ -171,7 +180,17 @@ function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, option
   const own = span.spanContext()
   // No SDK: the API's no-op tracer gives a span with no valid context, which nothing can
   // join or nest under. Skip the context work then (it is most of a step's tracing cost).
-  if (!span.isRecording() && !api.trace.isSpanContextValid(own)) return untraced(api, span, parent, active)
+  if (!span.isRecording() && (own.traceId === INVALID_TRACE_ID || !api.trace.isSpanContextValid(own))) {
+    return untraced(api, span, parent, active)
+  }
+  const { scanner } = options
+  const clean = (value: AttributeValue): AttributeValue =>
+    typeof value === 'string' && scanner && scanner.size > 0 ? scanner.redactText(value) : value
+  const cleanAll = (given: Attributes): Record<string, AttributeValue> => {
+    const out: Record<string, AttributeValue> = {}
+    for (const [key, value] of Object.entries(given)) if (value !== undefined) out[key] = clean(value)
+    return out
+  }
   // Attributes only for a span that records: the scan for secrets costs nothing when no SDK listens.
   if (span.isRecording()) span.setAttributes(cleanAll(typeof attributes === 'function' ? attributes() : attributes))
   const context = api.trace.setSpan(parent, span)
@@ -181,6 +200,7 @@ function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, option
       : undefined
   let ended = false
   return {
+    records: span.isRecording(),
     context,
     logged,
     set(attributes) {
@@ -205,6 +225,7 @@ function openSpan(api: OtelApi, name: string, attributes: SpanAttributes, option
 /** A span of the no-op tracer: it keeps the parent's context as it is, and runs in it. */
 function untraced(api: OtelApi, span: OtelSpan, parent: OtelContext, active: OtelContext): HarnessSpan {
   return {
+    records: false,
     context: parent,
     logged: undefined,
     set() {},
@@ -263,18 +284,17 @@ export const ATTR = {
  */
 export function traceStore(store: HarnessStore, session: { hostId: string; scanner: SecretScanner }): HarnessStore {
   const { hostId, scanner } = session
-  const traced = async <T>(name: string, attributes: () => Attributes, call: () => Promise<T>, after: (result: T) => Attributes) => {
-    const span = await startSpan(name, () => ({ ...attributes(), [ATTR.hostId]: hostId }), { scanner, kind: 'client' })
-    try {
-      const result = await span.run(call)
-      span.set(after(result))
-      return result
-    } catch (error) {
-      span.fail(error)
-      throw error
-    } finally {
-      span.end()
+  const traced = <T>(name: string, attributes: () => Attributes, call: () => Promise<T>, after: (result: T) => Attributes): Promise<T> => {
+    const started = startSpan(name, () => ({ ...attributes(), [ATTR.hostId]: hostId }), { scanner, kind: 'client' })
+    // A span nobody records has nothing to note: the call runs as it is (once per step).
+    if (!(started instanceof Promise) && !started.records) {
+      try {
+        return started.run(call)
+      } catch (error) {
+        return Promise.reject(error)
+      }
     }
+    return inClientSpan(started, call, after)
   }
   const append: HarnessStore['append'] = (logId, expectedSeq, records, options) =>
     traced(
@@ -298,6 +318,25 @@ export function traceStore(store: HarnessStore, session: { hostId: string; scann
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
+}
+
+/** Runs a store call in its client span: the call's outcome on the span, then its end. */
+async function inClientSpan<T>(
+  started: HarnessSpan | Promise<HarnessSpan>,
+  call: () => Promise<T>,
+  after: (result: T) => Attributes,
+): Promise<T> {
+  const span = await started
+  try {
+    const result = await span.run(call)
+    span.set(after(result))
+    return result
+  } catch (error) {
+    span.fail(error)
+    throw error
+  } finally {
+    span.end()
+  }
 }
 
 /** What a worker's poll span says of the poll: wakeups claimed, and sessions resumed, busy, idle, failed. */

@@ -33,6 +33,24 @@ describe('findNonJson names the first non-JSON value and its path', () => {
     expect(findNonJson(a)).toMatchObject({ path: '$.self', reason: expect.stringContaining('cycle') })
   })
 
+  it('finds a cycle and accepts shared references deep in a value too (past the short path the walk keeps as a list)', () => {
+    const root: Record<string, unknown> = {}
+    let node = root
+    for (let depth = 0; depth < 100; depth++) {
+      const next: Record<string, unknown> = {}
+      node.n = next
+      node = next
+    }
+    const shared = { x: 1 }
+    node.a = shared
+    node.b = [shared, shared]
+    expect(findNonJson(root)).toBeNull()
+    node.back = root.n
+    const found = findNonJson(root)
+    expect(found?.reason).toContain('cycle')
+    expect(found?.path).toBe(`$${'.n'.repeat(100)}.back`)
+  })
+
   it('says what to do instead for a Date', () => {
     expect(findNonJson({ at: new Date() })?.reason).toContain('toISOString()')
   })
