@@ -65,6 +65,11 @@ export class ReadPoint {
     const taken = this.nextQueued(count)
     // An index, not shift or splice: a long listing of small batches is taken a window at a time.
     this.#at += taken.length
+    // Nothing left: let go of the slots taken, which a read of a whole log may have many of.
+    if (this.#at === this.#listed.length) {
+      this.#listed = []
+      this.#at = 0
+    }
     return taken
   }
 
