@@ -5,7 +5,7 @@ import { MAX_TIME_MS, utf8Length, WAITING_FOR_PERSON } from '@tanstack/ai-harnes
  *
  * ```
  * P log/<id>/<gen:8>/<batch:12>    one append batch; batch numbers are dense from 1 in each
- *                                  generation; an empty object is a tombstone (see log.ts)
+ *                                  generation; an empty object is a tombstone (see delete.ts)
  * P lease/<id>                     the session's lease (owner, fence, expiry)
  * P wakeup/<id>                    the session's wakeup: { at, tag } (the source of truth)
  * P due/<at:16>/<id>/<tag>         the same wakeup, listable by due time from the key alone

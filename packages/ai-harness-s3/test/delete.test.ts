@@ -73,6 +73,17 @@ describe('delete holds on S3', () => {
     expect(next.fence).toBeGreaterThan(lease.fence)
   })
 
+  it('a reader paging on after a delete gets nothing of what it held or fetched ahead', async () => {
+    const [writer, reader, deleter] = instances(3) as [S3Store, S3Store, S3Store]
+    for (const first of [1, 4, 7]) await writer.append('s', first, [rec(first), rec(first + 1), rec(first + 2)])
+    expect((await reader.read('s', { limit: 2 })).map((x) => x.seq)).toEqual([1, 2])
+    // Seq 3 held from the first batch, the second fetched ahead; then the third fetched ahead.
+    expect((await reader.read('s', { after: 2, limit: 2 })).map((x) => x.seq)).toEqual([3, 4])
+    await deleter.delete('s')
+    expect(await reader.read('s', { after: 4, limit: 4 })).toEqual([])
+    expect(await reader.read('s', { after: 4 })).toEqual([])
+  })
+
   it('a fresh instance (no cache) after delete: a stale seq conflicts, seq 1 starts the new log; reads see only it', async () => {
     const [writer, deleter] = instances(2) as [S3Store, S3Store]
     for (let seq = 1; seq <= 5; seq++) await writer.append('s', seq, [rec(seq)])

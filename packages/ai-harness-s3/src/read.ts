@@ -1,0 +1,167 @@
+import { assertLogId, HarnessError, type LogEntry, type ReadOptions } from '@tanstack/ai-harness/store'
+import { isTombstone, type ListedSlot, listSlots } from './batches.js'
+import type { LogContext } from './context.js'
+import { mapBounded } from './objects.js'
+import type { ReadPoint } from './read-points.js'
+import { startAt } from './read-start.js'
+
+/**
+ * A read fetches batches in parallel windows of at most this many listed bytes (and at least
+ * one batch): small batches still go eight at a time, but a page of large batches does not
+ * download seven more objects than it needs.
+ */
+const READ_WINDOW_BYTES = 256 * 1024
+
+/**
+ * Entries with `seq > after`, at most `limit`. A page that follows the previous page of
+ * this instance starts from its read point (see `ReadPoint`): a full read of a log lists
+ * its keys about once and downloads and parses each batch once. Every page still makes
+ * at least one request that would show a delete (a listing, a GET, or else one HEAD), so
+ * a log deleted before the read began never comes back from what the instance holds.
+ */
+export async function readLog(ctx: LogContext, logId: string, options: ReadOptions = {}): Promise<LogEntry[]> {
+  assertLogId(logId, ctx.limits)
+  const after = Math.max(0, Math.floor(options.after ?? 0))
+  const limit = options.limit ?? Number.POSITIVE_INFINITY
+  if (limit <= 0) return []
+  for (let attempt = 0; ; attempt++) {
+    const entries = await readOnce(ctx, logId, after, limit)
+    if (entries) return entries
+    // A batch vanished or changed between the listing and the fetch: a delete ran.
+    if (attempt >= 2) {
+      throw new HarnessError('STORE_UNAVAILABLE', `Log ${JSON.stringify(logId)} kept changing under a read. Read it again.`)
+    }
+  }
+}
+
+async function readOnce(ctx: LogContext, logId: string, after: number, limit: number): Promise<LogEntry[] | undefined> {
+  const known = ctx.points.take(logId, after + 1)
+  const point = known ?? (await startAt(ctx, logId, after, limit))
+  if (point === 'end') return []
+  if (!point) return undefined
+  // A start listed the log in this call, which shows whether it was deleted.
+  let checked = known === undefined
+  // A listing of this call reached the end: it shows every append that resolved before the
+  // read began, and listing on would only chase writers that keep appending.
+  let endSeen = checked && point.listedToEnd
+  const entries: LogEntry[] = []
+  let last: ListedSlot | undefined
+  while (entries.length < limit) {
+    const held = point.held[0]
+    if (held) {
+      const { batch, slot } = held
+      const end = batch.seq + batch.count
+      for (; point.next < end && entries.length < limit; point.next++) {
+        entries.push({ seq: point.next, record: batch.records[point.next - batch.seq]! })
+        last = slot
+      }
+      if (point.next >= end) {
+        point.held.shift()
+        ctx.caches.noteConsumed(logId, point.gen, slot, end - 1)
+      }
+      continue
+    }
+    if (point.queued === 0) {
+      const listed = endSeen ? 0 : await listOn(ctx, logId, point, limit - entries.length)
+      if (listed === undefined) return undefined
+      checked = true
+      endSeen = point.listedToEnd
+      if (listed === 0) {
+        primeTail(ctx, logId, point)
+        break
+      }
+    }
+    const fetched = await fetchWindow(ctx, point, limit - entries.length)
+    if (fetched === undefined) return undefined
+    checked ||= fetched
+  }
+  // A page served from what earlier pages fetched: one HEAD shows its batch is still there
+  // as it was (a delete overwrites every batch with a tombstone, which has another ETag).
+  if (!checked && last) {
+    const now = await ctx.io.head(last.key)
+    if (now?.etag !== last.etag || now.size === 0) return undefined
+  }
+  if (entries.length >= limit && (known || heldEntries(point) < limit)) fetchAhead(ctx, point)
+  ctx.points.put(logId, point)
+  return entries
+}
+
+/**
+ * Lists the log on after the point's last listed key into its queue: the number of
+ * slots found (0: the log ends there), or `undefined` when the listing shows the
+ * generation closed by a delete.
+ */
+async function listOn(ctx: LogContext, logId: string, point: ReadPoint, wanted: number): Promise<number | undefined> {
+  const listed = await listSlots(ctx.io, ctx.keys, logId, point.listedTo, wanted + 1)
+  if (listed.some((slot) => isTombstone(slot) || slot.gen !== point.gen)) return undefined
+  point.enqueue(listed)
+  point.listedToEnd = listed.complete === true
+  return listed.length
+}
+
+/**
+ * Fetches the next window of queued batches into the point's held ones: whether a GET of
+ * this call fetched one (it then shows the log as it is now), or `undefined` when a batch
+ * is a tombstone now or does not follow the one before (a delete ran).
+ */
+async function fetchWindow(ctx: LogContext, point: ReadPoint, wanted: number): Promise<boolean | undefined> {
+  // Every batch holds at least one record: never fetch more batches than records still wanted,
+  // and never more bytes than a window (one batch at least).
+  const window = point.dequeue(windowSize(point.nextQueued(ctx.readConcurrency), Math.min(ctx.readConcurrency, wanted)))
+  const fetched = await mapBounded(window, ctx.readConcurrency, (slot) => {
+    const ahead = point.ahead.get(slot.key)
+    point.ahead.delete(slot.key)
+    return ctx.caches.fetch(slot, ahead)
+  })
+  let fresh = false
+  for (const [i, got] of fetched.entries()) {
+    if (!got) return undefined
+    const { batch } = got
+    // Batches are dense: each starts where the one before ended; the first one a start
+    // fetches holds the page's first seq, or ends before it when the log does.
+    if (point.end === undefined ? batch.seq > point.next : batch.seq !== point.end) return undefined
+    point.end = batch.seq + batch.count
+    point.lastSlot = window[i]
+    point.held.push({ slot: window[i]!, batch })
+    fresh ||= got.fresh
+  }
+  return fresh
+}
+
+/** How many queued slots from the first fit in one read window, at least one and at most `most`. */
+function windowSize(queue: readonly ListedSlot[], most: number): number {
+  let size = 1
+  let bytes = queue[0]?.size ?? 0
+  while (size < most && size < queue.length && bytes + queue[size]!.size <= READ_WINDOW_BYTES) {
+    bytes += queue[size]!.size
+    size++
+  }
+  return size
+}
+
+/**
+ * Starts downloading the next window of queued batches, for a reader paging on, so it
+ * does not wait for each download in turn. Used only under the ETag listed for it.
+ */
+function fetchAhead(ctx: LogContext, point: ReadPoint): void {
+  if (point.ahead.size > 0) return
+  const next = point.nextQueued(ctx.readConcurrency)
+  for (const slot of next.slice(0, windowSize(next, ctx.readConcurrency))) {
+    if (ctx.caches.hasBody(slot)) continue
+    point.ahead.set(
+      slot.key,
+      ctx.io.get(slot.key).catch(() => undefined),
+    )
+  }
+}
+
+/** Entries the point's held batches still have to return. */
+function heldEntries(point: ReadPoint): number {
+  return point.held.reduce((sum, { batch }) => sum + batch.seq + batch.count - Math.max(point.next, batch.seq), 0)
+}
+
+/** A read that reached the log's end primes the tail: the next append is one PUT. */
+function primeTail(ctx: LogContext, logId: string, point: ReadPoint): void {
+  if (point.end === undefined || !point.lastSlot) return
+  ctx.caches.tails.set(logId, { gen: point.gen, batch: point.lastSlot.batch, nextSeq: point.end, etag: point.lastSlot.etag })
+}
