@@ -23,6 +23,10 @@ export async function readAll(store: HarnessStore, logId: string, pageSize = 100
  * Calls `onPage` with each page of the log after `after`, in order, until an empty page.
  * Checks that pages are dense and ascending, so a store that skips or repeats an entry
  * fails loudly (`SESSION_CORRUPT`) instead of losing records.
+ *
+ * With `maxPageSize`, each full page doubles the next one's limit up to it: a short log
+ * costs the same first page, and a long one far fewer round trips (each page of a
+ * networked store is a request or more), while no page holds more than `maxPageSize`.
  */
 export async function forEachPage(
   store: HarnessStore,
@@ -30,10 +34,13 @@ export async function forEachPage(
   pageSize: number,
   onPage: (page: LogEntry[]) => void,
   after = 0,
+  maxPageSize = pageSize,
 ): Promise<void> {
   let next = after + 1
+  let limit = pageSize
   for (;;) {
-    const page = await store.read(logId, { after: next - 1, limit: pageSize })
+    const page = await store.read(logId, { after: next - 1, limit })
+    if (page.length >= limit) limit = Math.min(maxPageSize, limit * 2)
     if (page.length === 0) return
     for (const entry of page) {
       if (entry.seq !== next) {

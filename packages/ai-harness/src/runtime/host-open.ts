@@ -6,7 +6,7 @@ import type { Harness } from './harness.js'
 import { openSession } from './live-session.js'
 import type { Session } from './session.js'
 import { SessionSecrets } from '../secrets/session-secrets.js'
-import { applyEntry, readAndFold, type SessionState } from './session-fold.js'
+import { applyEntry, OPEN_PAGE, readAndFold, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
 import type { RuntimeTimings } from './timings.js'
 
@@ -120,11 +120,12 @@ async function catchUp(store: GuardedStore, sessionId: string, state: SessionSta
   await forEachPage(
     store,
     sessionId,
-    1000,
+    OPEN_PAGE.first,
     (page) => {
       for (const entry of page) applyEntry(state, entry)
     },
     state.nextSeq - 1,
+    OPEN_PAGE.most,
   )
 }
 

@@ -316,15 +316,31 @@ export function foldLog(entries: readonly LogEntry[], state = emptyState()): Ses
   return state
 }
 
+/** The first page of an open's read, and the largest page it grows to on a long log. */
+export const OPEN_PAGE = { first: 1000, most: 8000 } as const
+
 /**
  * Folds a session's log page by page as it is read, so opening a long session never
- * holds more than one page of raw entries besides the state itself.
+ * holds more than one page of raw entries besides the state itself. Pages grow from
+ * `pageSize` to `maxPageSize` on a long log (see `forEachPage`).
  */
-export async function readAndFold(store: HarnessStore, sessionId: string, pageSize = 1000): Promise<SessionState> {
+export async function readAndFold(
+  store: HarnessStore,
+  sessionId: string,
+  pageSize: number = OPEN_PAGE.first,
+  maxPageSize: number = Math.max(pageSize, OPEN_PAGE.most),
+): Promise<SessionState> {
   const state = emptyState()
-  await forEachPage(store, sessionId, pageSize, (page) => {
-    for (const entry of page) applyEntry(state, entry)
-  })
+  await forEachPage(
+    store,
+    sessionId,
+    pageSize,
+    (page) => {
+      for (const entry of page) applyEntry(state, entry)
+    },
+    0,
+    maxPageSize,
+  )
   return state
 }
 

@@ -25,6 +25,30 @@ describe('folding a session log', () => {
     expect(paged.openTurn).toBeUndefined()
   })
 
+  it('reads a long log in pages that double from 1000 up to 8000, and ends on an empty page', async () => {
+    const store = memoryStore()
+    const records: LogRecord[] = [{ type: 'harness.session.opened', harness: 'h', at: 0, parent: null }]
+    for (let n = 0; n < 5000; n++) records.push(...turn(n))
+    expect(records).toHaveLength(30_001)
+    for (let at = 0; at < records.length; at += 1000) await store.append('s', at + 1, records.slice(at, at + 1000))
+    const limits: Array<number | undefined> = []
+    const read = store.read.bind(store)
+    const counted = Object.assign(Object.create(store), {
+      read: (id: string, options?: { after?: number; limit?: number }) => {
+        limits.push(options?.limit)
+        return read(id, options)
+      },
+    })
+    const state = await readAndFold(counted, 's')
+    expect(state.nextSeq).toBe(records.length + 1)
+    // 30 001 records: 1000 + 2000 + 4000 + 8000 + 8000 + 7001, then the empty page.
+    expect(limits).toEqual([1000, 2000, 4000, 8000, 8000, 8000, 8000])
+    limits.length = 0
+    await readAndFold(counted, 's', 1000, 1000)
+    // Without growth: 31 pages and the empty one.
+    expect(limits).toHaveLength(32)
+  })
+
   it('keeps no steps of settled calls, so memory does not grow with finished work', async () => {
     const store = memoryStore()
     await store.append('s', 1, [{ type: 'harness.session.opened', harness: 'h', at: 0, parent: null }, ...turn(1), ...turn(2).slice(0, 3)])
