@@ -3,6 +3,7 @@
  * named (prepared) statement, so the server parses and plans it once per connection, and
  * every network wait has a deadline, so a half-open connection cannot hang a call.
  */
+import { settleWithin } from '@tanstack/ai-harness/store'
 import type { Driver, DriverOptions, NamedQuery, PgClientLike, PgPoolClientLike, PgPoolLike, Queryable, Row } from './driver-types.js'
 import { statementNamer } from './statement-name.js'
 import { BrokenConnection, inTransaction } from './transaction.js'
@@ -37,22 +38,9 @@ function on(client: PgPoolClientLike | PgClientLike, timeoutMs: number, nameOf: 
   }
 }
 
-/** `work`, or a DeadlineExceededError after `timeoutMs`. */
+/** `work`, or a DeadlineExceededError after `timeoutMs` (the core's one store deadline). */
 function within<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  // One promise and one timer per call (no race of two promises): it runs for every statement.
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceededError(what, timeoutMs)), timeoutMs)
-    work.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        reject(error)
-      },
-    )
-  })
+  return settleWithin(work, timeoutMs, () => new DeadlineExceededError(what, timeoutMs))
 }
 
 /** Checks out a connection, or fails after `timeoutMs`; a connection that arrives later goes back unused. */

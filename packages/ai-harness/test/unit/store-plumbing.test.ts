@@ -10,10 +10,11 @@ import {
   isNetworkError,
   leaseExpiry,
   MAX_TIME_MS,
+  settleWithin,
   timeAfter,
   withRequestDeadline,
 } from '@tanstack/ai-harness/store'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 
 // The plumbing every store shares, from the store author's entry point: each store calls
 // these, so a refusal here is a refusal on every store.
@@ -82,6 +83,23 @@ describe('the rest of the plumbing', () => {
     expect(isNetworkError(await late.catch((e: unknown) => e))).toBe(true)
     expect(seen?.aborted).toBe(true)
     expect(await withRequestDeadline('DynamoDB', 1000, async () => 'ok')).toBe('ok')
+  })
+
+  it('settleWithin: the outcome of the work in time, the error of the deadline after it, and no timer left behind', async () => {
+    vi.useFakeTimers()
+    try {
+      const late = settleWithin(new Promise<never>(() => {}), 50, () => new Error('too late'))
+      const failed = settleWithin(Promise.reject(new Error('refused')), 50, () => new Error('too late'))
+      const kept = settleWithin(Promise.resolve('ok'), 50, () => new Error('too late'))
+      await expect(kept).resolves.toBe('ok')
+      await expect(failed).rejects.toThrow('refused')
+      expect(vi.getTimerCount()).toBe(1)
+      vi.advanceTimersByTime(50)
+      await expect(late).rejects.toThrow('too late')
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('knows the network error codes worth a retry, and nothing else', () => {
