@@ -43,17 +43,22 @@ export const isAppend = (text: string) => text.includes('INSERT INTO') && text.i
 export const isDeleteLog = (text: string) => text.includes('DELETE FROM') && text.includes('log_entries') && text.includes('leases')
 
 /**
- * A client over `db` that fails the writes of an append's batch as `context` says: `'fail'`
- * with a serialization failure (40001) before the statement runs; `'lose-reply'` after it
- * ran, as a reset connection.
+ * What to do to a statement so that the writes of an append's batch fail as `context`
+ * says: `'fail'` with a serialization failure (40001) before the statement runs;
+ * `'lose-reply'` after it ran, as a reset connection.
  */
-export function failAppendWrites(db: PGlite, context: FaultyStoreContext): PGliteLike {
-  return faultyClient(db, (text) => {
+export function appendFaultPlan(context: FaultyStoreContext): (text: string) => Fault | undefined {
+  return (text) => {
     const fault = isAppend(text) ? context.onAppendWrite() : undefined
     if (fault === undefined) return undefined
     const error =
       fault === 'fail' ? pgError('40001', 'could not serialize access (injected)') : pgError('ECONNRESET', 'read ECONNRESET (injected)')
     context.injected(error)
     return { error, when: fault === 'fail' ? 'before' : 'after' }
-  })
+  }
+}
+
+/** A PGlite client over `db` whose appends fail as `context` says (see {@link appendFaultPlan}). */
+export function failAppendWrites(db: PGlite, context: FaultyStoreContext): PGliteLike {
+  return faultyClient(db, appendFaultPlan(context))
 }
