@@ -171,13 +171,16 @@ export class SessionWriter {
   }
 
   /** One append with the session's lease. A lost lease stops every scope. */
-  async #send(seq: number, records: LogRecord[]): Promise<void> {
+  #send(seq: number, records: LogRecord[]): Promise<unknown> {
     const lease = this.#core.lease()
-    try {
-      await this.#core.store.append(this.sessionId, seq, records, lease ? { lease } : undefined)
-    } catch (error) {
+    const onError = (error: unknown): never => {
       if (isHarnessError(error, 'LEASE_LOST')) this.#core.stop(error)
       throw error
+    }
+    try {
+      return this.#core.store.append(this.sessionId, seq, records, lease ? { lease } : undefined).catch(onError)
+    } catch (error) {
+      return Promise.reject(error).catch(onError)
     }
   }
 

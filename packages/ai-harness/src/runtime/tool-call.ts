@@ -329,14 +329,12 @@ export class LiveToolCall {
   #watched(step: Step): Step {
     const watched: Record<string, unknown> = {}
     for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
-      watched[key] = async (...args: unknown[]) => {
-        try {
-          return await run(...args)
-        } catch (error) {
+      // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
+      watched[key] = (...args: unknown[]) =>
+        run(...args).catch((error: unknown) => {
           this.#stop ??= ownFailureIn(this.session, error)
           throw error
-        }
-      }
+        })
     }
     return watched as unknown as Step
   }
