@@ -6,9 +6,9 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb'
-import { HarnessError, isHarnessError } from '@tanstack/ai-harness/store'
+import { HarnessError, isHarnessError, isObject, type OptionChecks, optionChecks } from '@tanstack/ai-harness/store'
 import { ATTR, SESSION_INDEX, WAKEUP_INDEX } from './keys.js'
-import { assertKnownKeys, checkTableName } from './options.js'
+import { checkTableName } from './options.js'
 
 /** The default table name of the store. */
 export const DEFAULT_TABLE_NAME = 'ai-harness'
@@ -103,21 +103,17 @@ export async function createHarnessTable(client: DynamoDBClient, options: Create
 }
 
 function checkTableOptions(client: unknown, options: unknown): void {
-  if (typeof client !== 'object' || client === null || typeof (client as { send?: unknown }).send !== 'function') {
+  const checks: OptionChecks = optionChecks('createHarnessTable')
+  if (!(isObject(client) && typeof client.send === 'function')) {
     throw new HarnessError('INVALID_ARGUMENT', 'createHarnessTable takes a DynamoDBClient first, e.g. createHarnessTable(store.client).')
   }
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new HarnessError('INVALID_ARGUMENT', 'createHarnessTable: the options must be an object like { tableName: "ai-harness" }.')
-  }
-  const { tableName, timeoutMs, pollMs } = options as CreateHarnessTableOptions
-  assertKnownKeys('createHarnessTable', options as Record<string, unknown>, ['tableName', 'timeoutMs', 'pollMs'])
-  checkTableName('createHarnessTable', tableName)
-  for (const [name, value] of [
-    ['timeoutMs', timeoutMs],
-    ['pollMs', pollMs],
-  ] as const) {
+  const given = checks.object(options, '{ tableName: "ai-harness" }')
+  checks.knownKeys(given, ['tableName', 'timeoutMs', 'pollMs'])
+  checkTableName('createHarnessTable', given.tableName)
+  for (const name of ['timeoutMs', 'pollMs']) {
+    const value = given[name]
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      throw new HarnessError('INVALID_ARGUMENT', `createHarnessTable: option ${name} must be a number of ms >= 0; got ${String(value)}.`)
+      checks.invalid(name, 'a number of ms >= 0', value)
     }
   }
 }

@@ -7,7 +7,9 @@ import {
   type Clock,
   checkRetryOptions,
   DEFAULT_STORE_LIMITS,
-  HarnessError,
+  isObject,
+  type OptionChecks,
+  optionChecks,
   type StoreLimits,
   type StoreRetryOptions,
 } from '@tanstack/ai-harness/store'
@@ -62,15 +64,7 @@ export interface PostgresStoreOptions {
 }
 
 const OPTION_NAMES = ['client', 'schema', 'tablePrefix', 'clock', 'limits', 'retry', 'timeoutMs', 'closeClient'] as const
-const LIMIT_NAMES = ['maxRecordBytes', 'maxBatchBytes', 'maxBatchRecords', 'maxLogIdBytes'] as const
-/** setTimeout fires at once for a delay over 2^31 - 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
-const refuse = (message: string): never => {
-  throw new HarnessError('INVALID_ARGUMENT', `postgresStore: ${message}`)
-}
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-const show = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'an array' : String(value))
+const checks: OptionChecks = optionChecks('postgresStore')
 
 function checkClient(client: unknown): void {
   const has = (name: string) => isObject(client) && typeof client[name] === 'function'
@@ -78,60 +72,43 @@ function checkClient(client: unknown): void {
   const pool = has('connect') && typeof (client as { totalCount?: unknown } | undefined)?.totalCount === 'number'
   const pgClient = has('query') && has('end')
   if (!(pglite || pool || pgClient)) {
-    refuse(
-      `options.client must be a pg Pool, a connected pg Client or a PGlite instance, not ${show(client)}. ` +
-        'For example postgresStore({ client: new pg.Pool(...) }) or postgresStore({ client: new PGlite() }).',
+    checks.invalid(
+      'client',
+      'a pg Pool, a connected pg Client or a PGlite instance, e.g. postgresStore({ client: new pg.Pool(...) }) or postgresStore({ client: new PGlite() })',
+      client,
     )
   }
 }
 
-function checkLimits(limits: unknown): void {
-  if (limits === undefined) return
-  if (!isObject(limits)) refuse(`options.limits must be an object such as { maxRecordBytes: 65536 }, not ${show(limits)}.`)
-  for (const [name, value] of Object.entries(limits as object)) {
-    if (!(LIMIT_NAMES as readonly string[]).includes(name))
-      refuse(`options.limits.${name} is not a limit; the limits are ${LIMIT_NAMES.join(', ')}.`)
-    if (value === undefined) continue
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-      refuse(`options.limits.${name} must be a whole number >= 1, not ${show(value)}.`)
-    }
-  }
-  const idBytes = (limits as Partial<StoreLimits>).maxLogIdBytes
+/** The shared limits check, and the longest id the tables' indexes keep. */
+function checkLimits(value: unknown): void {
+  const idBytes = checks.limits(value)?.maxLogIdBytes
   if (idBytes !== undefined && idBytes > POSTGRES_MAX_LOG_ID_BYTES) {
-    refuse(
-      `options.limits.maxLogIdBytes can be at most ${POSTGRES_MAX_LOG_ID_BYTES}, the longest id the tables' indexes keep, not ${idBytes}.`,
-    )
+    checks.invalid('limits.maxLogIdBytes', `at most ${POSTGRES_MAX_LOG_ID_BYTES}, the longest id the tables' indexes keep`, idBytes)
   }
 }
 
 /** Throws `INVALID_ARGUMENT` for the first option that is not what `postgresStore` takes. */
 export function checkOptions(options: unknown): asserts options is PostgresStoreOptions {
-  if (!isObject(options)) refuse(`takes an options object such as { client: pool }, not ${show(options)}.`)
-  const given = options as Record<string, unknown>
-  for (const name of Object.keys(given)) {
-    if (!(OPTION_NAMES as readonly string[]).includes(name)) {
-      refuse(
-        `it takes no option "${name}"; its options are ${OPTION_NAMES.join(', ')}.` +
-          (name === 'pglite' || name === 'pool'
-            ? ` Pass the ${name === 'pglite' ? 'PGlite instance' : 'pool'} as client: postgresStore({ client }).`
-            : ''),
-      )
-    }
+  const given = checks.object(options, '{ client: pool }')
+  // `pglite` and `pool` are the names an app reaches for first: say where their value goes.
+  const moved = Object.keys(given).find((name) => name === 'pglite' || name === 'pool')
+  if (moved !== undefined) {
+    checks.refuse(
+      `unknown option "${moved}"; its options are ${OPTION_NAMES.join(', ')}. ` +
+        `Pass the ${moved === 'pglite' ? 'PGlite instance' : 'pool'} as client: postgresStore({ client }).`,
+    )
   }
+  checks.knownKeys(given, OPTION_NAMES)
   checkClient(given.client)
   for (const name of ['schema', 'tablePrefix'] as const) {
-    if (given[name] !== undefined && typeof given[name] !== 'string') refuse(`options.${name} must be a string, not ${show(given[name])}.`)
+    if (given[name] !== undefined && typeof given[name] !== 'string') checks.invalid(name, 'a string', given[name])
   }
-  if (given.clock !== undefined && !(isObject(given.clock) && typeof given.clock.now === 'function')) {
-    refuse(`options.clock must be an object with a now() method returning ms since the epoch, not ${show(given.clock)}.`)
-  }
+  checks.clock(given.clock)
   checkLimits(given.limits)
   checkRetryOptions('postgresStore', given.retry)
-  const timeout = given.timeoutMs
-  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > MAX_TIMER_MS)) {
-    refuse(`options.timeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS}, not ${show(timeout)}.`)
-  }
+  checks.timeoutMs('timeoutMs', given.timeoutMs)
   if (given.closeClient !== undefined && typeof given.closeClient !== 'boolean') {
-    refuse(`options.closeClient must be true or false, not ${show(given.closeClient)}.`)
+    checks.invalid('closeClient', 'true or false', given.closeClient)
   }
 }

@@ -1,4 +1,5 @@
 import { HarnessError } from '../contract/errors.js'
+import { isObject } from '../store/option-checks.js'
 
 /**
  * The options checks of every public factory (`defineHarness`, `durableTool`,
@@ -38,8 +39,6 @@ export function describeValue(value: unknown): string {
       return `a ${typeof value}`
   }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * Checks `options` of the factory `factory` against `rules`: an object, every required

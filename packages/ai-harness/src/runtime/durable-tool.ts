@@ -15,7 +15,8 @@ import {
   type StepOptions,
   stepPolicy,
 } from './step-retry.js'
-import { deadline, MAX_TIMER_MS, waitFor } from './timers.js'
+import { MAX_TIMER_MS } from '../store/option-checks.js'
+import { deadline, waitFor } from './timers.js'
 
 /** What `step.do` passes to its function. */
 export interface StepRunContext {

@@ -1,6 +1,6 @@
 import { MAX_TIME_MS } from '../contract/types.js'
 import { checkOptions, isObject, type OptionRule, type OptionRules } from './check-options.js'
-import { MAX_TIMER_MS } from './timers.js'
+import { MAX_TIMER_MS } from '../store/option-checks.js'
 
 /**
  * How `step.do` retries a failing `fn` and how long one attempt may take. Given per

@@ -3,8 +3,7 @@
  * tool call. Durable waits (a logged wake time, a park) are the steps' business.
  */
 
-/** The longest delay a timer takes; a longer one fires at once (Node's TimeoutOverflowWarning). */
-export const MAX_TIMER_MS = 2 ** 31 - 1
+import { MAX_TIMER_MS } from '../store/option-checks.js'
 
 /**
  * Waits `ms` in the process, in timer-sized pieces so a wait of weeks is not cut to

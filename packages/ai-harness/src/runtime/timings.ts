@@ -1,4 +1,5 @@
 import { HarnessError } from '../contract/errors.js'
+import { MAX_TIMER_MS } from '../store/option-checks.js'
 
 /** How long a host waits for things, and how often it renews. */
 export interface TimingOptions {
@@ -49,9 +50,6 @@ function positive(name: string, value: number | undefined): number | undefined {
   }
   return value
 }
-
-/** The longest delay a Node timer keeps; a longer one would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647
 
 /** Calls `fn` after `ms`, unless `ms` is too long for a timer to mean anything (then never). Returns the cancel. */
 export function after(ms: number, fn: () => void): () => void {

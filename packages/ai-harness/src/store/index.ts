@@ -4,8 +4,9 @@
  * (`prepareAppend`, or `assertLogId` + `assertExpectedSeq` + `prepareBatch`), the typed
  * errors a store throws, retries with backoff, paged reads, the time range and clocks;
  * and the plumbing every store shares, so every store behaves the same: the default
- * limits, the checks of lease and wakeup arguments, the order of due wakeups, the network
- * errors worth a retry, the `retry` option's shape and check, and a bounded cache.
+ * limits, the checks of lease and wakeup arguments, the checks of a store factory's
+ * options (`optionChecks`), the order of due wakeups, the network errors worth a retry, the
+ * `retry` option's shape and check, and a bounded cache.
  *
  * ```ts
  * import { type HarnessStore, prepareAppend, LogConflictError } from '@tanstack/ai-harness/store'
@@ -63,6 +64,7 @@ export { checkCount, checkDuration, checkLease, checkLeaseTtl, checkOwner, check
 export { byCodePoint, compareWakeups } from './wakeup-order.js'
 export { isNetworkError, NETWORK_ERROR_CODES } from './network-errors.js'
 export { checkRetryOptions, type StoreRetryOptions } from './retry-options.js'
+export { type ClientKinds, isObject, MAX_TIMER_MS, type OptionChecks, optionChecks } from './option-checks.js'
 export { boundedMap } from './bounded-map.js'
 export { DEFAULT_STORE_LIMITS } from './default-limits.js'
 export { settleWithin, withRequestDeadline } from './request-deadline.js'

@@ -8,8 +8,11 @@ import {
   checkTime,
   compareWakeups,
   isNetworkError,
+  isObject,
   leaseExpiry,
   MAX_TIME_MS,
+  MAX_TIMER_MS,
+  optionChecks,
   settleWithin,
   timeAfter,
   withRequestDeadline,
@@ -51,6 +54,96 @@ describe('argument checks of leases and wakeups', () => {
     expect(checkCount(2.7, 'limit')).toBe(2)
     expect(checkCount(Number.POSITIVE_INFINITY, 'limit')).toBe(Number.POSITIVE_INFINITY)
     for (const bad of [-1, Number.NaN, '3']) expect(() => checkCount(bad, "due's limit")).toThrow(invalid("due's limit"))
+  })
+})
+
+describe('option checks of a store factory', () => {
+  const checks = optionChecks('someStore')
+
+  it('refuses what is not an options object, naming an example; nothing passes only when the options are optional', () => {
+    expect(checks.object({ a: 1 }, '{ a }')).toEqual({ a: 1 })
+    expect(checks.object(undefined, '{ a }', true)).toEqual({})
+    for (const bad of [undefined, null, 'my-bucket', [], 5]) {
+      expect(() => checks.object(bad, "{ bucket: 'b' }")).toThrow(invalid("someStore takes an options object such as { bucket: 'b' }, not"))
+    }
+    expect(() => checks.object('x', '{ a }', true)).toThrow(invalid('such as { a }, or nothing, not "x".'))
+    expect(isObject({})).toBe(true)
+    for (const bad of [null, [], 'x', () => {}]) expect(isObject(bad)).toBe(false)
+  })
+
+  it('names an unknown option and the options there are, at the top or in a group', () => {
+    expect(() => checks.knownKeys({ a: 1, b: undefined }, ['a', 'b'])).not.toThrow()
+    expect(() => checks.knownKeys({ tabel: 'x' }, ['table', 'clock'])).toThrow(
+      invalid('someStore: unknown option "tabel"; its options are table, clock.'),
+    )
+    expect(() => checks.knownKeys({ max: 1 }, ['maxRecordBytes'], 'limits')).toThrow(
+      invalid('someStore: unknown option "max" in limits; limits takes maxRecordBytes.'),
+    )
+  })
+
+  it('takes a clock with now(), and nothing else', () => {
+    expect(() => checks.clock(undefined)).not.toThrow()
+    expect(() => checks.clock({ now: () => 5 })).not.toThrow()
+    for (const bad of [Date.now, { now: 5 }, null, 'system']) {
+      expect(() => checks.clock(bad)).toThrow(invalid('someStore: option clock must be an object with a now() method'))
+    }
+  })
+
+  it('takes limits of the four limit names, each a whole number >= 1, and returns them', () => {
+    expect(checks.limits(undefined)).toBeUndefined()
+    const limits = { maxRecordBytes: 1, maxBatchBytes: 2, maxBatchRecords: 3, maxLogIdBytes: undefined }
+    expect(checks.limits(limits)).toBe(limits)
+    expect(() => checks.limits(5)).toThrow(invalid('someStore: option limits must be an object such as { maxRecordBytes: 65536 }, not 5.'))
+    expect(() => checks.limits({ maxBytes: 5 })).toThrow(invalid('unknown option "maxBytes" in limits; limits takes maxRecordBytes'))
+    for (const bad of [0, -1, 1.5, '1kb', Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => checks.limits({ maxBatchBytes: bad })).toThrow(invalid('option limits.maxBatchBytes must be a positive integer'))
+    }
+    expect(() => checks.positiveInteger('readConcurrency', 0)).toThrow(invalid('option readConcurrency must be a positive integer, not 0.'))
+    expect(checks.positiveInteger('readConcurrency', 4)).toBe(4)
+  })
+
+  it(`takes a timeout of ms above 0 and at most MAX_TIMER_MS (${MAX_TIMER_MS}), the longest delay a timer keeps`, () => {
+    expect(MAX_TIMER_MS).toBe(2 ** 31 - 1)
+    expect(checks.timeoutMs('timeoutMs', undefined)).toBeUndefined()
+    expect(checks.timeoutMs('timeoutMs', 0.5)).toBe(0.5)
+    expect(checks.timeoutMs('timeoutMs', MAX_TIMER_MS)).toBe(MAX_TIMER_MS)
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, MAX_TIMER_MS + 1, '100']) {
+      expect(() => checks.timeoutMs('requestTimeoutMs', bad)).toThrow(
+        invalid(`someStore: option requestTimeoutMs must be a number of ms above 0 and at most ${MAX_TIMER_MS}`),
+      )
+    }
+  })
+
+  it('takes a client with send() or a client config, not both', () => {
+    const kinds = { client: 'a SomeClient', clientConfig: 'a SomeClientConfig object' }
+    const client = { send: async () => ({}) }
+    expect(() => checks.clientOrConfig(client, undefined, kinds)).not.toThrow()
+    expect(() => checks.clientOrConfig(undefined, { region: 'x' }, kinds)).not.toThrow()
+    expect(() => checks.clientOrConfig({ region: 'x' }, undefined, kinds)).toThrow(
+      invalid('someStore: option client must be a SomeClient, not an object (region).'),
+    )
+    expect(() => checks.clientOrConfig(undefined, 'eu-west-1', kinds)).toThrow(
+      invalid('option clientConfig must be a SomeClientConfig object'),
+    )
+    expect(() => checks.clientOrConfig(client, {}, kinds)).toThrow(invalid('someStore: pass client (yours) or clientConfig'))
+  })
+
+  it("says a store's own rule in the same words, showing an object's keys but never its values, and at most 40 characters of a string", () => {
+    expect(() => checks.invalid('bucket', 'a non-empty string', '')).toThrow(
+      invalid('someStore: option bucket must be a non-empty string, not "".'),
+    )
+    const secret = { accessKeyId: 'AKIA-not-shown' }
+    const error = (() => {
+      try {
+        checks.invalid('credentials', 'a provider', secret)
+      } catch (caught) {
+        return caught as Error
+      }
+    })()
+    expect(error?.message).toContain('not an object (accessKeyId).')
+    expect(error?.message).not.toContain('AKIA')
+    expect(() => checks.invalid('prefix', 'short', 'p'.repeat(50))).toThrow(invalid(`not "${'p'.repeat(40)}…".`))
+    expect(() => checks.refuse('limits do not fit.')).toThrow(invalid('someStore: limits do not fit.'))
   })
 })
 
