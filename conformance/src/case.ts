@@ -37,6 +37,12 @@ export interface CaseContext extends NamespaceContext {
   openRacer(): Promise<HarnessStore>
   /** Opens a store on a second, fresh namespace; closed and cleaned up with the case. */
   openNamespace(): Promise<NamespaceContext>
+  /**
+   * Another instance on the case's namespace whose clock runs `offsetMs` ahead of the
+   * case's clock (behind when negative): a host whose clock is off. It follows the case's
+   * clock as it advances.
+   */
+  openSkewedStore(offsetMs: number): Promise<HarnessStore>
   /** Writers in race cases (at least 2). */
   readonly concurrency: number
   /**

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { type HarnessStore, maxLogIdBytesOf, type StoreLimits, storeLimitsProblems } from '@tanstack/ai-harness/store'
+import { type Clock, type HarnessStore, maxLogIdBytesOf, type StoreLimits, storeLimitsProblems } from '@tanstack/ai-harness/store'
 import { type CaseContext, type ConformanceCase, guardStore, type NamespaceContext, newClock } from './case.js'
 import { fenceCases } from './cases/fence-cases.js'
 import { leaseCases } from './cases/lease-cases.js'
+import { leaseSkewCases } from './cases/lease-skew-cases.js'
 import { logBatchCases } from './cases/log-batch-cases.js'
 import { logCases } from './cases/log-cases.js'
 import { logDeleteCases } from './cases/log-delete-cases.js'
@@ -34,6 +35,7 @@ export const storeCases: readonly ConformanceCase[] = [
   ...logFidelityCases,
   ...fenceCases,
   ...leaseCases,
+  ...leaseSkewCases,
   ...wakeupCases,
   ...namespaceCases,
   ...sessionCases,
@@ -174,11 +176,13 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
     await Promise.allSettled(opened.map((s) => s.close?.()))
     for (const namespace of namespaces) await options.cleanup?.({ namespace })
   }
-  const openOn = (namespace: string) => async () => {
-    const store = guardStore(await options.createStore({ namespace, clock }), broken)
-    opened.push(store)
-    return store
-  }
+  const openOn =
+    (namespace: string, storeClock: Clock = clock) =>
+    async () => {
+      const store = guardStore(await options.createStore({ namespace, clock: storeClock }), broken)
+      opened.push(store)
+      return store
+    }
   const dumpOf = (namespace: string) => async () => {
     if (!options.dump) throw new Error('dump() is not available for this store')
     const raw = await options.dump({ namespace })
@@ -201,6 +205,7 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
       maxLogIdBytes: maxLogIdBytesOf(limits),
       concurrency: options.concurrency ?? 8,
       openNamespace: namespaceContext,
+      openSkewedStore: (offsetMs) => openOn(main.namespace, { now: () => clock.now() + offsetMs })(),
       async openFaultyStore(faults) {
         if (!options.faults) throw new Error('openFaultyStore needs the faults option')
         const store = guardStore(await options.faults.createStore({ namespace: main.namespace, clock, ...faults }), broken)

@@ -303,6 +303,36 @@ export const brokenStores: Record<string, BrokenStore> = {
         },
       }),
   },
+  'renews from a per-instance record of its leases while its own clock says they live': {
+    fails: ['lease.skew.beyond-bound'],
+    says: 'the old holder renewing after another instance took the lease: expected an error with code LEASE_LOST',
+    make: (store, { data, clock }) => {
+      // A saved read per renewal: the instance trusts the lease it took until its own
+      // clock says it ended, and writes the new expiry without looking who holds it now.
+      const mine = new Map<string, Lease>()
+      const key = (lease: Lease) => `${lease.logId}\u0000${lease.owner}\u0000${lease.fence}`
+      return withLeases(store, {
+        async acquire(logId, owner, ttlMs) {
+          const lease = await store.leases.acquire(logId, owner, ttlMs)
+          mine.set(key(lease), lease)
+          return lease
+        },
+        async renew(lease, ttlMs) {
+          const known = mine.get(key(lease))
+          if (!known || known.expiresAt <= clock.now()) return store.leases.renew(lease, ttlMs)
+          await tick()
+          const renewed = { ...known, expiresAt: clock.now() + ttlMs }
+          data.leases.set(lease.logId, { owner: lease.owner, fence: lease.fence, expiresAt: renewed.expiresAt })
+          mine.set(key(lease), renewed)
+          return renewed
+        },
+        async release(lease) {
+          mine.delete(key(lease))
+          return store.leases.release(lease)
+        },
+      })
+    },
+  },
   'fences that do not increase': {
     fails: [
       'log.fence.superseded',
