@@ -7,6 +7,7 @@ import { leaseSkewCases } from './cases/lease-skew-cases.js'
 import { logBatchCases } from './cases/log-batch-cases.js'
 import { logCases } from './cases/log-cases.js'
 import { logDeleteCases } from './cases/log-delete-cases.js'
+import { logDeleteLiveCases } from './cases/log-delete-live-cases.js'
 import { logFidelityCases } from './cases/log-fidelity-cases.js'
 import { logIdCases } from './cases/log-id-cases.js'
 import { logPagingCases } from './cases/log-paging-cases.js'
@@ -32,6 +33,7 @@ export const storeCases: readonly ConformanceCase[] = [
   ...logIdCases,
   ...logBatchCases,
   ...logDeleteCases,
+  ...logDeleteLiveCases,
   ...logFidelityCases,
   ...fenceCases,
   ...leaseCases,

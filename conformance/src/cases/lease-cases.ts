@@ -207,6 +207,32 @@ export const leaseCases = [
     },
   }),
   defineCase({
+    id: 'lease.after-delete',
+    title:
+      "delete ends the session's lease: the holder's renew and release fail with LEASE_LOST before its time is up, and every lease after a delete has a greater fence, across three deletes",
+    requires: ['leases'],
+    async run({ store, openStore }) {
+      const [leases, other] = [leasesOf(store), await openStore()]
+      let last = 0
+      for (let i = 0; i < 3; i++) {
+        const lease = await leases.acquire('s', `host-${i}`, TTL)
+        assert.ok(lease.fence > last, `the lease after delete ${i} has fence ${lease.fence}, not above ${last}`)
+        last = lease.fence
+        // A session with a log and a renewed lease, then one with a lease only.
+        if (i % 2 === 0) {
+          await store.append('s', 1, [{ type: 'test.leased', i }])
+          await leases.renew(lease, TTL)
+        }
+        await other.delete('s')
+        await expectCode(leases.renew(lease, TTL), 'LEASE_LOST', `renew of the lease of host-${i} after a delete`)
+        await expectCode(leases.release(lease), 'LEASE_LOST', `release of the lease of host-${i} after a delete`)
+      }
+      const after = await leasesOf(other).acquire('s', 'host-b', TTL)
+      assert.ok(after.fence > last, `the lease after three deletes has fence ${after.fence}, not above ${last}`)
+      await expectCode(leases.acquire('s', 'host-a', TTL), 'LEASE_HELD', 'the lease taken after the deletes')
+    },
+  }),
+  defineCase({
     id: 'lease.id.exact',
     title: "leases of look-alike ids (spaces, normal forms, case) are independent: one owner's lease never blocks another id",
     requires: ['leases'],
