@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 // The store.retry.* cases against a store with a client of its own: a memory store behind a
 // retrying "network" layer, right and broken in the ways the cases are meant to catch.
 
-type Flaw = 'none' | 'no retries' | 'raw error after retries' | 'blind rewrite after a lost reply'
+type Flaw = 'none' | 'no retries' | 'raw error after retries' | 'blind rewrite after a lost reply' | 'undo after spent retries'
 
 /** The memory store behind a client that fails on cue, retried with the core's withRetry unless `flaw` says otherwise. */
 function clientStore(data: MemoryData, context: FaultyStoreContext, flaw: Flaw): HarnessStore {
@@ -44,6 +44,11 @@ function clientStore(data: MemoryData, context: FaultyStoreContext, flaw: Flaw):
           return inner.append(logId, next, records)
         }
         if (isHarnessError(error) || flaw === 'raw error after retries') throw error
+        // Takes back what the failed append may have written: a batch that did land is lost.
+        if (flaw === 'undo after spent retries') {
+          const log = data.logs.get(logId)
+          if (log) log.length = Math.min(log.length, expectedSeq - 1)
+        }
         throw new HarnessError('STORE_UNAVAILABLE', 'the store kept failing', { cause: error })
       }
     },
@@ -73,9 +78,10 @@ describe('the store retry cases', () => {
   })
 
   it.each([
-    ['no retries', ['store.retry.transient', 'store.retry.exhausted', 'store.retry.lost-reply']],
-    ['raw error after retries', ['store.retry.exhausted']],
-    ['blind rewrite after a lost reply', ['store.retry.lost-reply']],
+    ['no retries', ['store.retry.transient', 'store.retry.exhausted', 'store.retry.lost-reply', 'store.retry.unanswered']],
+    ['raw error after retries', ['store.retry.exhausted', 'store.retry.unanswered']],
+    ['blind rewrite after a lost reply', ['store.retry.lost-reply', 'store.retry.unanswered']],
+    ['undo after spent retries', ['store.retry.unanswered']],
   ] as const)('catch a store with %s', async (flaw, fails) => {
     expect(failed(await runConformanceCases(optionsWith(flaw), { only: ids }))).toEqual(fails)
   })

@@ -78,4 +78,47 @@ export const storeRetryCases = [
       assertSame(await store.append('log', 3, records(1, 'next')), { nextSeq: 4 }, 'the next append')
     },
   }),
+  defineCase({
+    id: 'store.retry.unanswered',
+    title:
+      'an append whose batch landed but whose reply was lost, and whose retries all fail, ends in STORE_UNAVAILABLE; the batch is in the log once, and appending it again conflicts with the real next seq',
+    async run(context) {
+      // The first append goes through; the second lands, loses its reply, and the retries
+      // meet a network that stays down.
+      const { store, seen } = await faultyStoreOf(context, [undefined, 'lose-reply', 'fail', 'fail'], { retries: 2 })
+      const first = records(1, 'first')
+      const batch = records(2, 'unanswered')
+      await store.append('log', 1, first)
+      const error = await expectCode<Error & { cause?: unknown }>(
+        store.append('log', 2, batch),
+        'STORE_UNAVAILABLE',
+        'the append that never got an answer',
+      )
+      assert.equal(seen.writes, 4, 'the first append, then the write that landed and two retries (retries: 2)')
+      assert.equal(error.cause, seen.injected.at(-1), 'the cause is the last failure')
+      const expected = [...first, ...batch]
+      assertSame(
+        (await readFrom(context.store, 'log')).map((e) => e.record),
+        expected,
+        'the log after an append that may have landed: the batch once',
+      )
+      // A caller that appends the batch again without reading first, from either instance.
+      for (const [what, instance] of [
+        ['another instance', context.store],
+        ['the instance whose append failed', store],
+      ] as const) {
+        const again = await expectCode<LogConflictError>(
+          instance.append('log', 2, batch),
+          'LOG_CONFLICT',
+          `appending it again from ${what}`,
+        )
+        assert.equal(again.actualNextSeq, 4, `the conflict from ${what} gives the real next seq`)
+      }
+      assertSame(
+        (await readFrom(context.store, 'log')).map((e) => e.record),
+        expected,
+        'the log after appending the batch again',
+      )
+    },
+  }),
 ]
