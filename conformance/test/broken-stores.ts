@@ -111,6 +111,16 @@ function withWakeups(store: Memory, wakeups: Partial<WakeupStore>): HarnessStore
   return { ...store, wakeups: { ...store.wakeups, ...wakeups } }
 }
 
+/** The delete cases that append at old seqs after a delete: a store that lands such an append fails them all. */
+const STALE_APPENDS_AFTER_DELETE = [
+  'log.delete.warm-caches',
+  'log.delete.fresh-instance',
+  'log.delete.stale-writes-no-trace',
+  'log.delete.racing-writers',
+  'log.delete.racing-writers-no-trace',
+  'log.delete.concurrent',
+]
+
 export const brokenStores: Record<string, BrokenStore> = {
   // ---- the first nine ---------------------------------------------------------------
   'no compare-and-set': {
@@ -126,6 +136,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.fence.current-lease',
       'log.namespaces-isolated',
       'durable.second-writer.conflict',
+      ...STALE_APPENDS_AFTER_DELETE,
+      'lease.skew.beyond-bound',
     ],
     says: 'stale append: expected an error with code LOG_CONFLICT',
     make: (store, { data }) => ({
@@ -218,6 +230,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.delete.large',
       'durable.step.json-only',
       'wait.ask.answer-while-parking',
+      'log.delete.warm-caches',
+      'log.delete.fresh-instance',
+      'log.delete.racing-writers',
     ],
     says: 'the log after a refused append',
     make: (store) => {
@@ -248,6 +263,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.fence.current-lease',
       'durable.second-writer.conflict',
       'sessions.list.delete',
+      'log.delete.concurrent',
+      'lease.after-delete',
+      'lease.skew.beyond-bound',
     ],
     says: 'append at 6 inside batch 5-7: expected an error with code LOG_CONFLICT',
     make: (store, { data }) => {
@@ -294,7 +312,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'a stale owner can still renew': {
-    fails: ['lease.stale-renew', 'lease.release'],
+    fails: ['lease.stale-renew', 'lease.release', 'lease.skew.beyond-bound'],
     says: 'stale renew: expected an error with code LEASE_LOST',
     make: (store, { data, clock }) =>
       withLeases(store, {
@@ -386,6 +404,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'wait.retry.parks-until-due',
       'wait.ask.listed-as-waiting',
       'agent.crash-points',
+      'lease.after-delete',
+      'lease.skew.within-bound',
+      'lease.skew.beyond-bound',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -462,7 +483,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'returns one entry more than limit': {
-    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries'],
+    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries', 'log.delete.warm-caches'],
     says: 'a page of 5 entries for limit 4',
     make: (store) => ({
       ...store,
@@ -540,6 +561,11 @@ export const brokenStores: Record<string, BrokenStore> = {
       'wait.retry.parks-until-due',
       'durable.retry.timeouts',
       'durable.retry.failure-without-secret',
+      'log.delete.warm-caches',
+      'log.delete.fresh-instance',
+      'log.delete.stale-writes-no-trace',
+      'log.delete.concurrent',
+      'lease.skew.beyond-bound',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -695,6 +721,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.append.next-seq',
       'log.delete.large',
       'log.delete.no-trace',
+      'log.delete.fresh-instance',
     ],
     says: 'returned nextSeq',
     make: (store) => ({
@@ -732,15 +759,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'trusts a per-instance tail cache that another instance’s delete leaves stale': {
-    fails: [
-      'log.delete.large',
-      'log.delete.warm-caches',
-      'log.delete.fresh-instance',
-      'log.delete.stale-writes-no-trace',
-      'log.delete.racing-writers',
-      'log.delete.racing-writers-no-trace',
-      'log.delete.concurrent',
-    ],
+    fails: ['log.delete.large', ...STALE_APPENDS_AFTER_DELETE],
     says: 'after the delete: expected an error with code LOG_CONFLICT',
     make: (store, { data }) => {
       // As a key-value store with a conditional put per batch: a seq this instance saw
@@ -782,10 +801,10 @@ export const brokenStores: Record<string, BrokenStore> = {
     make: (store, { data }) => ({
       ...store,
       async delete(logId) {
-        // A listing, a round trip, then a delete of the rows listed: a batch that lands
+        // A listing, a few round trips, then a delete of the rows listed: a batch that lands
         // in between stays, and is the log from then on.
         const listed = (data.logs.get(logId) ?? []).length
-        await roundTrip()
+        for (let i = 0; i < 8; i++) await tick()
         const late = (data.logs.get(logId) ?? []).slice(listed)
         await store.delete(logId)
         if (late.length > 0) data.logs.set(logId, late)
@@ -913,6 +932,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lease.sub-second',
       'lease.live-until-expiry',
       'wait.worker.dead-host',
+      'lease.skew.beyond-bound',
     ],
     says: 'a lease is live only while now < expiresAt',
     make: (store, { data }) => {
@@ -936,7 +956,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     },
   },
   'a lease expires 1 ms before expiresAt': {
-    fails: ['lease.expiry', 'lease.renew', 'lease.sub-second', 'lease.live-until-expiry'],
+    fails: ['lease.expiry', 'lease.renew', 'lease.sub-second', 'lease.live-until-expiry', 'lease.skew.within-bound'],
     says: 'one ms before expiry: expected an error with code LEASE_HELD',
     make: (store, { data }) => {
       const shorten = (logId: string) => {
@@ -1108,6 +1128,11 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.namespaces-isolated',
       'durable.second-writer.conflict',
       'durable.session.deleted-while-asking',
+      'log.delete.warm-caches',
+      'log.delete.fresh-instance',
+      'log.delete.stale-writes-no-trace',
+      'log.delete.concurrent',
+      'lease.skew.beyond-bound',
     ],
     says: 'append threw synchronously; a store method must return a rejected promise',
     make: (store) => ({
