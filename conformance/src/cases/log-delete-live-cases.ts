@@ -59,9 +59,8 @@ async function deleteAmidWriters({ store, openRacer, concurrency }: CaseContext)
     // The writers' appends must reach the log the deleter sees, or nothing raced the delete.
     // One page past the writers' first appends: not empty while the log holds more (the paging rule).
     const past = await store.read('s', { after: writers.length, limit: 1 })
-    assert.equal(
-      past.length,
-      1,
+    assert.ok(
+      past.length > 0,
       `the deleter's instance reads no record after seq ${writers.length} once the writers landed ${landed} appends`,
     )
     await store.delete('s')
