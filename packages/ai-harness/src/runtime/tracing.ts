@@ -47,6 +47,7 @@ interface OtelTracer {
 export interface OtelApi {
   trace: {
     getTracer(name: string, version?: string): OtelTracer
+    getTracerProvider(): object
     setSpan(context: OtelContext, span: OtelSpan): OtelContext
     getSpan(context: OtelContext): OtelSpan | undefined
     setSpanContext(context: OtelContext, spanContext: SpanContext): OtelContext
@@ -140,15 +141,19 @@ export function startSpan(name: string, attributes: SpanAttributes, options: Spa
   return otelApi().then((api) => (api ? openSpan(api, name, attributes, options) : OFF))
 }
 
-/** The API's tracer, kept: a tracer from the API's proxy starts recording once an SDK registers. */
-const tracers = new WeakMap<OtelApi, OtelTracer>()
+/**
+ * The API's tracer, kept while the global provider is the same object: a tracer of the
+ * API's proxy provider starts recording once an SDK registers, and a provider set after
+ * `trace.disable()` is a new object, so its tracer is taken afresh.
+ */
+const tracers = new WeakMap<OtelApi, { provider: object; tracer: OtelTracer }>()
 
 function tracerOf(api: OtelApi): OtelTracer {
-  let tracer = tracers.get(api)
-  if (!tracer) {
-    tracer = api.trace.getTracer(TRACER_NAME)
-    tracers.set(api, tracer)
-  }
+  const provider = api.trace.getTracerProvider()
+  const kept = tracers.get(api)
+  if (kept?.provider === provider) return kept.tracer
+  const tracer = api.trace.getTracer(TRACER_NAME)
+  tracers.set(api, { provider, tracer })
   return tracer
 }
 
