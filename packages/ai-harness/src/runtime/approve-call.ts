@@ -1,13 +1,10 @@
-import { HarnessError, isHarnessError } from '../contract/errors.js'
+import { HarnessError } from '../contract/errors.js'
 import { assertLogId, isWellFormedText } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
-import { resolvableSecrets } from '../secrets/session-secrets.js'
 import type { Harness } from './harness.js'
+import { logPersonInput, secretsOf } from './person-input.js'
 import type { ApprovalDecidedRecord } from './records.js'
-import { readAndFold } from './session-fold.js'
-import { durableNow, type GuardedStore, isOutcomeUnknown } from './store-boundary.js'
-
-const ATTEMPTS = 5
+import type { GuardedStore } from './store-boundary.js'
 
 /** What `host.approve` takes. */
 export interface ApproveOptions {
@@ -22,10 +19,10 @@ export interface ApproveOptions {
 
 /**
  * Logs the decision on a call that waits for approval and makes the session due at once,
- * so a worker (or any host that opens it) goes on with the turn. Like an answer, each
- * attempt reads the log and decides from it: the same decision already in the log (a
- * reply lost after the append landed, or a retry) is a success, and the wakeup is
- * scheduled whatever happened before.
+ * so a worker (or any host that opens it) goes on with the turn. As for an answer
+ * (`logPersonInput`), each attempt reads the log and decides from it: the same decision
+ * already in the log (a reply lost after the append landed, or a retry) is a success,
+ * and the wakeup is scheduled whatever happened before.
  */
 export async function approveCall(
   store: GuardedStore,
@@ -41,9 +38,7 @@ export async function approveCall(
     throw new HarnessError('INVALID_ARGUMENT', 'approve needs approved: true (run the call) or false (deny it).')
   if (reason !== undefined && (typeof reason !== 'string' || !isWellFormedText(reason)))
     throw new HarnessError('INVALID_ARGUMENT', 'approve takes reason as a string of well-formed Unicode, or no reason.')
-  let failure: unknown
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const state = await readAndFold(store, sessionId)
+  await logPersonInput(store, clock, sessionId, 'approving', async (state) => {
     const approval = state.approvals.get(toolCallId)
     if (!approval) {
       throw new HarnessError(
@@ -53,8 +48,7 @@ export async function approveCall(
     }
     if (approval.decision) {
       // The same decision already in the log is this one: its reply was lost, or the caller tries again.
-      if (approval.decision.approved === approved && (approval.decision.reason ?? undefined) === reason)
-        return wake(store, clock, sessionId)
+      if (approval.decision.approved === approved && (approval.decision.reason ?? undefined) === reason) return undefined
       throw new HarnessError(
         'ALREADY_DECIDED',
         `The call ${JSON.stringify(toolCallId)} was ${approval.decision.approved ? 'approved' : 'denied'} already; a call takes one decision.`,
@@ -68,11 +62,7 @@ export async function approveCall(
       )
     }
     if (reason !== undefined) {
-      const secrets = await resolvableSecrets(
-        harnesses.find((h) => h.name === state.harness),
-        state.secretNames,
-      )
-      const held = secrets.find(reason, 'reason')
+      const held = (await secretsOf(harnesses, state)).find(reason, 'reason')
       if (held) {
         throw new HarnessError(
           'RECORD_SECRET',
@@ -82,22 +72,6 @@ export async function approveCall(
     }
     const record: ApprovalDecidedRecord = { type: 'harness.approval.decided', toolCallId, approved, at: clock.now() }
     if (reason !== undefined) record.reason = reason
-    try {
-      await store.append(sessionId, state.nextSeq, [record])
-    } catch (error) {
-      // Someone else wrote meanwhile (maybe another decision), or nobody knows whether ours landed: read again and decide.
-      if (isHarnessError(error, 'LOG_CONFLICT') || isOutcomeUnknown(error)) {
-        failure = error
-        continue
-      }
-      throw error
-    }
-    return wake(store, clock, sessionId)
-  }
-  if (isOutcomeUnknown(failure)) throw failure
-  throw new HarnessError('SESSION_BUSY', `Session ${JSON.stringify(sessionId)} kept changing while approving; try again.`)
-}
-
-async function wake(store: GuardedStore, clock: Clock, sessionId: string): Promise<void> {
-  await store.wakeups?.schedule(sessionId, await durableNow(store, clock))
+    return record
+  })
 }
