@@ -1,8 +1,10 @@
 import {
+  appendWriteFault,
   type CaseResult,
   type ConformanceOptions,
   type FaultyStoreContext,
   runConformanceCases,
+  sendWithFault,
   storeRetryCases,
 } from '@tanstack/ai-harness-conformance'
 import { HarnessError, type HarnessStore, isHarnessError, isNetworkError, withRetry } from '@tanstack/ai-harness/store'
@@ -17,21 +19,9 @@ type Flaw = 'none' | 'no retries' | 'raw error after retries' | 'blind rewrite a
 /** The memory store behind a client that fails on cue, retried with the core's withRetry unless `flaw` says otherwise. */
 function clientStore(data: MemoryData, context: FaultyStoreContext, flaw: Flaw): HarnessStore {
   const inner = memoryStore({ data, clock: context.clock })
-  const write = async (logId: string, expectedSeq: number, records: Parameters<HarnessStore['append']>[2]) => {
-    const fault = context.onAppendWrite()
-    if (fault === 'fail') {
-      const error = Object.assign(new Error('throttled (injected)'), { code: 'ECONNRESET' })
-      context.injected(error)
-      throw error
-    }
-    const result = await inner.append(logId, expectedSeq, records)
-    if (fault === 'lose-reply') {
-      const error = Object.assign(new Error('socket hang up (injected)'), { code: 'ECONNRESET' })
-      context.injected(error)
-      throw error
-    }
-    return result
-  }
+  const throttled = () => Object.assign(new Error('throttled (injected)'), { code: 'ECONNRESET' })
+  const write = (logId: string, expectedSeq: number, records: Parameters<HarnessStore['append']>[2]) =>
+    sendWithFault(appendWriteFault(context, throttled), () => inner.append(logId, expectedSeq, records))
   return {
     ...inner,
     async append(logId, expectedSeq, records) {

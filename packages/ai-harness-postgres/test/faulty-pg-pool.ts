@@ -1,4 +1,4 @@
-import type { FaultyStoreContext } from '@tanstack/ai-harness-conformance'
+import { type FaultyStoreContext, sendWithFault } from '@tanstack/ai-harness-conformance'
 import type pg from 'pg'
 import type { NamedQuery, PgPoolClientLike, PgPoolLike } from '../src/driver-types.js'
 import { appendFaultPlan } from './faulty-pglite.js'
@@ -19,13 +19,8 @@ export function failAppendWritesOnPool(pool: pg.Pool, context: FaultyStoreContex
     async connect(): Promise<PgPoolClientLike> {
       const client = await pool.connect()
       return {
-        async query(config: string | NamedQuery, values?: unknown[]) {
-          const fault = plan(typeof config === 'string' ? config : config.text)
-          if (fault?.when === 'before') throw fault.error
-          const result = await client.query(config as string, values)
-          if (fault?.when === 'after') throw fault.error
-          return result
-        },
+        query: (config: string | NamedQuery, values?: unknown[]) =>
+          sendWithFault(plan(typeof config === 'string' ? config : config.text), () => client.query(config as string, values)),
         release: (error) => client.release(error),
         on: (event, listener) => client.on(event, listener),
         removeListener: (event, listener) => client.removeListener(event, listener),

@@ -1,11 +1,11 @@
 import type { PGlite } from '@electric-sql/pglite'
-import type { FaultyStoreContext } from '@tanstack/ai-harness-conformance'
+import { appendWriteFault, type FaultyStoreContext, type RequestFault, sendWithFault } from '@tanstack/ai-harness-conformance'
 import type { PGliteLike } from '../src/index.js'
 
 /** An error shaped as `pg` shapes them: a message and a SQLSTATE (or Node socket) code. */
 export const pgError = (code: string, message = `failed with ${code}`) => Object.assign(new Error(message), { code })
 
-export type Fault = { error: Error; when: 'before' | 'after' }
+export type Fault = RequestFault
 
 /**
  * A client over `db` that fails on cue: `plan` sees each statement and may fail it before
@@ -24,11 +24,7 @@ export function faultyClient(db: PGlite, plan: (text: string) => Fault | undefin
     }
     const text = prepared.get(/^EXECUTE (\w+)/.exec(sent)?.[1] ?? '') ?? sent
     calls.push(text)
-    const fault = plan(text)
-    if (fault?.when === 'before') throw fault.error
-    const result = await run()
-    if (fault?.when === 'after') throw fault.error
-    return result
+    return sendWithFault(plan(text), run)
   }
   return {
     calls,
@@ -42,20 +38,12 @@ export const isAppend = (text: string) => text.includes('INSERT INTO') && text.i
 /** The first round of a delete: the lease, the wakeup and the entries. */
 export const isDeleteLog = (text: string) => text.includes('DELETE FROM') && text.includes('log_entries') && text.includes('leases')
 
-/**
- * What to do to a statement so that the writes of an append's batch fail as `context`
- * says: `'fail'` with a serialization failure (40001) before the statement runs;
- * `'lose-reply'` after it ran, as a reset connection.
- */
+/** PostgreSQL's own retryable error: a serialization failure. */
+const serializationFailure = () => pgError('40001', 'could not serialize access (injected)')
+
+/** What to do to a statement so that the writes of an append's batch fail as `context` says (see `appendWriteFault`). */
 export function appendFaultPlan(context: FaultyStoreContext): (text: string) => Fault | undefined {
-  return (text) => {
-    const fault = isAppend(text) ? context.onAppendWrite() : undefined
-    if (fault === undefined) return undefined
-    const error =
-      fault === 'fail' ? pgError('40001', 'could not serialize access (injected)') : pgError('ECONNRESET', 'read ECONNRESET (injected)')
-    context.injected(error)
-    return { error, when: fault === 'fail' ? 'before' : 'after' }
-  }
+  return (text) => (isAppend(text) ? appendWriteFault(context, serializationFailure) : undefined)
 }
 
 /** A PGlite client over `db` whose appends fail as `context` says (see {@link appendFaultPlan}). */
