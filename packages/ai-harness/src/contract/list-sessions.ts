@@ -36,9 +36,10 @@ export function checkListSessionsOptions(options: ListSessionsOptions | undefine
 }
 
 /**
- * Compares two ids by code point, which is UTF-8 byte order and PostgreSQL's
- * `COLLATE "C"`: the order of every session listing. (JavaScript's `<` compares UTF-16
- * units, which puts U+E000–U+FFFF after the astral characters.)
+ * Compares two ids by code point, which is UTF-8 byte order, PostgreSQL's `COLLATE "C"`
+ * and S3's key listing: the order of every session listing and of wakeups due at one
+ * time. (JavaScript's `<` compares UTF-16 units, which puts U+E000–U+FFFF after the
+ * astral characters.)
  */
 export function compareCodePoints(a: string, b: string): number {
   for (let i = 0, j = 0; i < a.length && j < b.length; ) {

@@ -61,7 +61,7 @@ export {
 export { createManualClock, type ManualClock, systemClock } from '../contract/clock.js'
 export { utf8Length } from '../json/check-json.js'
 export { checkCount, checkDuration, checkLease, checkLeaseTtl, checkOwner, checkTime, leaseExpiry, timeAfter } from './arguments.js'
-export { byCodePoint, compareWakeups } from './wakeup-order.js'
+export { compareWakeups } from './wakeup-order.js'
 export { isNetworkError, NETWORK_ERROR_CODES } from './network-errors.js'
 export { checkRetryOptions, type StoreRetryOptions } from './retry-options.js'
 export { type ClientKinds, isObject, MAX_TIMER_MS, type OptionChecks, optionChecks } from './option-checks.js'
