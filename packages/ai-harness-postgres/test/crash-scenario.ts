@@ -4,16 +4,13 @@
  * checks of what a run left, from the database alone. The test file holds the seeded plan
  * of kills.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { type LogEntry, type LogRecord, readAll } from '@tanstack/ai-harness'
 import pg from 'pg'
 import { expect } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'
 import { billingDdl, type ChildReport, type ChildTask, FINAL_ANSWER, orderIdOf, type ReceiptRecord, sessionIdOf } from './crash-support.js'
+import { LineChild } from './line-child.js'
 import { freshSchema, pgConfig } from './support.js'
 
 export const SESSIONS = 4
@@ -21,45 +18,21 @@ const HOST_ID = 'crash-host'
 const LEASE_MS = 30_000
 const SPARE_CHILDREN = 3
 
-const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..')
-const childScript = join(packageDir, 'test', 'crash-child.ts')
-
 /** One child process, started ahead of time: it prints `ready` and waits for its task. */
-export class Child {
-  readonly proc: ChildProcess
-  readonly ready: Promise<void>
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+export class Child extends LineChild {
   report: ChildReport | undefined
   /** `event` lines so far: appends the store confirmed and billing calls that committed. */
   events = 0
   #waiting: { events: number; resolve: () => void } | undefined
-  stderr = ''
 
   constructor() {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', childScript], { cwd: packageDir, stdio: ['pipe', 'pipe', 'pipe'] })
-    this.proc.stdin?.on('error', () => {}) // writing to a killed process
-    this.proc.stderr?.on('data', (data: Buffer) => {
-      this.stderr += data.toString()
-    })
-    this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })))
-    let ready: () => void = () => {}
-    const readyLine = new Promise<void>((resolve) => {
-      ready = resolve
-    })
-    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
-      if (line === 'ready') ready()
-      else if (line === 'event') this.events++
+    super('crash-child.ts', [], 'the child')
+    this.onLine = (line) => {
+      if (line === 'event') this.events++
       else if (line.startsWith('done ')) this.report = JSON.parse(line.slice('done '.length)) as ChildReport
       if (this.#waiting && (this.events >= this.#waiting.events || this.report)) this.#waiting.resolve()
-    })
+    }
     this.exited.then(() => this.#waiting?.resolve())
-    this.ready = Promise.race([
-      readyLine,
-      this.exited.then(({ code, signal }) => {
-        throw new Error(`the child exited before it was ready (code ${code}, signal ${signal}):\n${this.stderr}`)
-      }),
-    ])
-    this.ready.catch(() => {})
   }
 
   start(task: ChildTask): void {

@@ -4,17 +4,14 @@
  * and fails early on a stuck session, and the checks of a finished run from the database
  * alone. The test file holds the two scenarios and their seeded plans.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import { dirname, join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { createHost, type Host, isHarnessError, type LogEntry, questionId, readAll } from '@tanstack/ai-harness'
 import { assertOneDriverAtATime, assertWellFormed } from '@tanstack/ai-harness-conformance'
 import pg from 'pg'
 import { expect } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'
 import { billingDdl, PgBilling } from './crash-support.js'
+import { LineChild } from './line-child.js'
 import { freshSchema, pgConfig } from './support.js'
 import {
   ASK_NAME,
@@ -37,15 +34,8 @@ const FINISH_WITHIN_MS = 40_000
 const STUCK_AFTER_MS = 4_000
 const STARTER = 'starter'
 
-const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..')
-const childScript = join(packageDir, 'test', 'worker-child.ts')
-
 /** One worker process. */
-export class WorkerProcess {
-  readonly proc: ChildProcess
-  readonly ready: Promise<void>
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  stderr = ''
+export class WorkerProcess extends LineChild {
   readonly errors: string[] = []
 
   constructor(
@@ -53,31 +43,11 @@ export class WorkerProcess {
     task: WorkerTask,
     onStep: (worker: WorkerProcess, key: string) => void,
   ) {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', childScript, JSON.stringify(task)], {
-      cwd: packageDir,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
-    this.proc.stdin?.on('error', () => {}) // writing to a killed process
-    this.proc.stderr?.on('data', (data: Buffer) => {
-      this.stderr += data.toString()
-    })
-    this.exited = new Promise((resolve) => this.proc.on('exit', (code, signal) => resolve({ code, signal })))
-    let ready: () => void = () => {}
-    const readyLine = new Promise<void>((resolve) => {
-      ready = resolve
-    })
-    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
-      if (line === 'ready') ready()
-      else if (line.startsWith('step ')) onStep(this, line.slice('step '.length))
+    super('worker-child.ts', [JSON.stringify(task)], `worker ${workerId}`)
+    this.onLine = (line) => {
+      if (line.startsWith('step ')) onStep(this, line.slice('step '.length))
       else if (line.startsWith('error ')) this.errors.push(line.slice('error '.length))
-    })
-    this.ready = Promise.race([
-      readyLine,
-      this.exited.then(({ code, signal }) => {
-        throw new Error(`worker ${workerId} exited before it was ready (code ${code}, signal ${signal}):\n${this.stderr}`)
-      }),
-    ])
-    this.ready.catch(() => {})
+    }
   }
 
   get alive(): boolean {
