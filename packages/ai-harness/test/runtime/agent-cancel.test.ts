@@ -5,7 +5,7 @@ import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { faultWorld, gate, within } from '../support/faults.js'
-import { codeOf, createWorld, drain, recordsOf, TEST_LEASE_MS as LEASE_MS } from '../support/harness.js'
+import { codeOf, createWorld, delegatingHarnesses, drain, recordsOf, TEST_LEASE_MS as LEASE_MS } from '../support/harness.js'
 
 /** A parent whose agent tool runs a child that asks a person, then does a step. */
 function agents(runs: string[]) {
@@ -16,25 +16,7 @@ function agents(runs: string[]) {
     })
     return answer.ok ? 'confirmed' : 'declined'
   })
-  const child = defineHarness({
-    name: 'helper',
-    adapter: scriptedText(({ messages }) =>
-      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'Helped.',
-    ),
-    tools: [confirm],
-  })
-  const delegate = agentTool(toolDefinition({ name: 'delegate', description: 'd', inputSchema: z.object({}) }), {
-    harness: child,
-    prompt: () => 'Please confirm.',
-  })
-  const parent = defineHarness({
-    name: 'boss',
-    adapter: scriptedText(({ messages }) =>
-      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'delegate', args: {} }] } : 'Moving on.',
-    ),
-    tools: [delegate],
-  })
-  return { parent, child }
+  return delegatingHarnesses(confirm)
 }
 
 describe('cancelling a turn that waits on an agent call', () => {

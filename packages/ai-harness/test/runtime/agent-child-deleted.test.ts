@@ -1,10 +1,9 @@
 import { toolDefinition } from '@tanstack/ai'
-import { agentTool, childSessionId, defineHarness, durableTool } from '@tanstack/ai-harness'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { childSessionId, durableTool } from '@tanstack/ai-harness'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createWorld, drain, recordsOf } from '../support/harness.js'
+import { createWorld, delegatingHarnesses, drain, recordsOf } from '../support/harness.js'
 
 describe('an agent call whose child session was deleted while it waited for a person', () => {
   it('gets a tool error when the parent goes on, and the deleted child is not written again', async () => {
@@ -15,24 +14,7 @@ describe('an agent call whose child session was deleted while it waited for a pe
       const answer = await step.ask({ name: 'ok', message: 'Go ahead?', schema: z.object({ ok: z.boolean() }) })
       return answer.ok ? 'confirmed' : 'declined'
     })
-    const child = defineHarness({
-      name: 'helper',
-      adapter: scriptedText(({ messages }) =>
-        messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'Helped.',
-      ),
-      tools: [confirm],
-    })
-    const delegate = agentTool(toolDefinition({ name: 'delegate', description: 'd', inputSchema: z.object({}) }), {
-      harness: child,
-      prompt: () => 'Please confirm.',
-    })
-    const parent = defineHarness({
-      name: 'boss',
-      adapter: scriptedText(({ messages }) =>
-        messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'delegate', args: {} }] } : 'Moving on.',
-      ),
-      tools: [delegate],
-    })
+    const { parent, child } = delegatingHarnesses(confirm)
     const { host } = world.start([parent, child], 'host')
     await drain((await host.open({ sessionId: 'boss', harness: 'boss' })).send('delegate'))
     const [assistant] = recordsOf(await world.read('boss'), 'harness.assistant')

@@ -1,5 +1,5 @@
-import type { StreamChunk } from '@tanstack/ai'
-import type { Harness, LogEntry, LogRecord } from '@tanstack/ai-harness'
+import { type AnyTool, type StreamChunk, toolDefinition } from '@tanstack/ai'
+import { agentTool, defineHarness, type Harness, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
 import {
   createManualClock,
   type Machine,
@@ -11,6 +11,7 @@ import {
   TEST_LEASE_MS,
 } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
+import { z } from 'zod'
 
 // The machines, their lease time and the log filters are the testing entry's, shared with
 // the conformance suite; these helpers add the core tests' world of memory stores.
@@ -88,4 +89,30 @@ export function lastToolMessages(adapter: ScriptedTextAdapter): Array<{ toolCall
   return (adapter.requests.at(-1) ?? [])
     .filter((m) => m.role === 'tool')
     .map((m) => ({ toolCallId: String(m.toolCallId), content: String(m.content) }))
+}
+
+/**
+ * A parent harness `boss` whose agent tool `delegate` runs a child harness `helper`; the
+ * child's model calls `confirm` (the tool given) once, then answers.
+ */
+export function delegatingHarnesses(confirm: AnyTool): { parent: Harness; child: Harness } {
+  const child = defineHarness({
+    name: 'helper',
+    adapter: scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'Helped.',
+    ),
+    tools: [confirm],
+  })
+  const delegate = agentTool(toolDefinition({ name: 'delegate', description: 'd', inputSchema: z.object({}) }), {
+    harness: child,
+    prompt: () => 'Please confirm.',
+  })
+  const parent = defineHarness({
+    name: 'boss',
+    adapter: scriptedText(({ messages }) =>
+      messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'delegate', args: {} }] } : 'Moving on.',
+    ),
+    tools: [delegate],
+  })
+  return { parent, child }
 }
