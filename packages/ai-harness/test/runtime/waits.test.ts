@@ -3,24 +3,13 @@ import { createHost, defineHarness, durableTool, HARNESS_EVENTS } from '@tanstac
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { askHarness } from '../support/faults.js'
 import { codeOf, createWorld, drain, recordsOf } from '../support/harness.js'
-
-const asker = () =>
-  defineHarness({
-    name: 'asker',
-    adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'confirm', args: {} }] } : 'Done.')),
-    tools: [
-      durableTool(toolDefinition({ name: 'confirm', description: 'Asks a person', inputSchema: z.object({}) }), async (_args, { step }) => {
-        const answer = await step.ask({ name: 'ok', message: 'Proceed?', schema: z.object({ ok: z.boolean() }) })
-        return answer.ok ? 'yes' : 'no'
-      }),
-    ],
-  })
 
 describe('a session whose turn waits for a person', () => {
   it('refuses a new prompt with SESSION_BUSY instead of dropping it, and writes nothing', async () => {
     const world = createWorld()
-    const { host } = world.start(asker(), 'host')
+    const { host } = world.start(askHarness(), 'host')
     const chunks = await drain((await host.open({ sessionId: 'ask' })).send('go'))
     expect(chunks.some((c) => (c as { name?: string }).name === HARNESS_EVENTS.question)).toBe(true)
     const again = await host.open({ sessionId: 'ask' })
@@ -32,21 +21,21 @@ describe('a session whose turn waits for a person', () => {
 
   it('a session object that parked let its lease go: it refuses to drive the session until opened again', async () => {
     const world = createWorld()
-    const { host } = world.start(asker(), 'host')
+    const { host } = world.start(askHarness(), 'host')
     const session = await host.open({ sessionId: 'ask' })
     await drain(session.send('go'))
     expect(session.status).toBe('parked')
     const before = (await session.entries()).length
     expect(await codeOf(() => drain(session.resume()))).toBe('INVALID_ARGUMENT')
     expect((await session.entries()).length).toBe(before)
-    const other = world.start(asker(), 'other-host').host
+    const other = world.start(askHarness(), 'other-host').host
     const reopened = await other.open({ sessionId: 'ask' })
     expect(reopened.parked?.reason).toBe('ask')
   })
 
   it('takes a new prompt after the waiting turn is cancelled', async () => {
     const world = createWorld()
-    const { host } = world.start(asker(), 'host')
+    const { host } = world.start(askHarness(), 'host')
     await drain((await host.open({ sessionId: 'ask' })).send('go'))
     const again = await host.open({ sessionId: 'ask' })
     await again.cancel('changed my mind')
