@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Host } from '@tanstack/ai-harness'
-import { createHarnessHandler, toNodeListener } from '@tanstack/ai-harness/http'
+import { createHarnessHandler } from '@tanstack/ai-harness/http'
+import { toNodeListener } from '@tanstack/ai-harness/http/node'
 
 export interface InspectorOptions {
   /** The host whose store the page shows, and through which it answers and cancels. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { type AttributeValue, DeleteItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb'
 import {
   assertLogId,
@@ -138,7 +137,7 @@ async function* dueCandidates(ctx: WakeupContext, now: number, pageSize: number)
 
 /** Moves one wakeup to `until` if it is still the one we saw; false when another worker got it. */
 async function take(ctx: WakeupContext, candidate: DueCandidate, until: number): Promise<boolean> {
-  const token = randomUUID()
+  const token = crypto.randomUUID()
   try {
     await ctx.send((client, attempt) =>
       client.send(

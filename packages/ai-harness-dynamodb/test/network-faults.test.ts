@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { createManualClock, type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing'
+import { createManualClock } from '@tanstack/ai-harness/testing'
+import { type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import { afterAll, beforeAll, describe, inject, it } from 'vitest'
 import { deleteNamespace, dynamoDbStore } from '../src/index.js'
 import { clientConfig } from './target.js'

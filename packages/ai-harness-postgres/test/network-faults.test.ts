@@ -1,4 +1,5 @@
-import { createManualClock, type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing'
+import { createManualClock } from '@tanstack/ai-harness/testing'
+import { type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { postgresStore } from '../src/index.js'

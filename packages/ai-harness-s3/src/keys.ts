@@ -36,11 +36,18 @@ export const MAX_KEY_BYTES = 1024
 const PLAIN = /^[A-Za-z0-9_-]*$/
 const PLAIN_BYTE = /[A-Za-z0-9_-]/
 
+// TextEncoder and TextDecoder, not Buffer: the store runs where there is no Buffer (workerd).
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/** Lower-case hex of bytes, two digits a byte. */
+export const hexOf = (bytes: Uint8Array): string => Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')
+
 /** An injective, `/`-free, readable encoding of a log id: `a:b` → `a~3ab`, `é` → `~c3~a9`. */
 export function encodeId(id: string): string {
   if (PLAIN.test(id)) return id
   let out = ''
-  for (const byte of Buffer.from(id, 'utf8')) {
+  for (const byte of encoder.encode(id)) {
     const ch = String.fromCharCode(byte)
     out += byte < 0x80 && PLAIN_BYTE.test(ch) ? ch : `~${byte.toString(16).padStart(2, '0')}`
   }
@@ -56,7 +63,7 @@ export function decodeId(encoded: string): string {
       i += 2
     } else bytes.push(encoded.charCodeAt(i))
   }
-  return Buffer.from(bytes).toString('utf8')
+  return decoder.decode(Uint8Array.from(bytes))
 }
 
 /** `''` stays `''`; anything else ends with exactly one `/`, so `app` and `app2` never overlap. */
@@ -105,11 +112,13 @@ export function keyLayout(prefix: string) {
     },
     lease: (logId: string) => `${p}lease/${encodeId(logId)}`,
     sessionPrefix: `${p}session/`,
-    session: (logId: string) => `${p}session/${Buffer.from(logId, 'utf8').toString('hex')}`,
+    session: (logId: string) => `${p}session/${hexOf(encoder.encode(logId))}`,
     /** The session id of a marker key, or undefined for a key this layout did not write. */
     parseSession(key: string): string | undefined {
       const hex = key.startsWith(`${p}session/`) ? key.slice(`${p}session/`.length) : ''
-      return /^(?:[0-9a-f]{2})+$/.test(hex) ? Buffer.from(hex, 'hex').toString('utf8') : undefined
+      return /^(?:[0-9a-f]{2})+$/.test(hex)
+        ? decoder.decode(Uint8Array.from(hex.match(/../g) ?? [], (pair) => Number.parseInt(pair, 16)))
+        : undefined
     },
     /** Every due key of a session waiting for a person begins with it. */
     waitingPrefix: `${duePrefix}${pad(WAITING_FOR_PERSON, TIME_DIGITS)}/`,

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import {
   assertLogId,
   checkCount,
@@ -12,7 +11,7 @@ import {
   type Wakeup,
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
-import type { DueKey, KeyLayout } from './keys.js'
+import { type DueKey, hexOf, type KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
 
 /** `wakeup/<id>`: which due key is the session's live one. */
@@ -46,7 +45,7 @@ export function wakeupStore(
   limits: StoreLimits,
   clock: Clock,
 ): WakeupStore & { remove(logId: string): Promise<void> } {
-  const newTag = () => keys.tag(Math.min(MAX_TIME_MS, clock.now()), randomBytes(6).toString('hex'))
+  const newTag = () => keys.tag(Math.min(MAX_TIME_MS, clock.now()), hexOf(crypto.getRandomValues(new Uint8Array(6))))
 
   const load = async (logId: string): Promise<{ stored: StoredText; state: WakeupState } | undefined> => {
     const stored = await io.get(keys.wakeup(logId))

@@ -1,4 +1,5 @@
-import { createManualClock, type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing'
+import { createManualClock } from '@tanstack/ai-harness/testing'
+import { type FaultProxy, networkFaultScenarios, startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import { type S3Store, s3Store } from '../src/index.js'
 import { type S3TestServer, startS3TestServer } from './server/s3-test-server.js'

@@ -1,7 +1,8 @@
 /**
  * `@tanstack/ai-harness/http` — an HTTP handler for the people who look after sessions:
  * list them, read a timeline, answer questions, approve, cancel, and watch records arrive.
- * Web-standard `Request → Response`; `toNodeListener` mounts it on `node:http`.
+ * Web-standard `Request → Response`, so it runs on every runtime; `toNodeListener` from
+ * `@tanstack/ai-harness/http/node` mounts it on `node:http`.
  * @packageDocumentation
  */
 export {
@@ -16,4 +17,3 @@ export {
   openQuestions,
   type SessionView,
 } from './handler.js'
-export { toNodeListener } from './node.js'

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { systemClock } from '../contract/clock.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
@@ -100,9 +99,9 @@ export function createHost(options: HostOptions): Host {
 
 export function createHostInternals(options: HostOptions): HostInternals {
   const harnesses = [options.harnesses].flat()
-  const hostId = options.hostId ?? `host-${randomUUID()}`
+  const hostId = options.hostId ?? `host-${crypto.randomUUID()}`
   // The lease owner names this host object, so two processes with one hostId never share a lease.
-  const owner = `${hostId}#${randomUUID()}`
+  const owner = `${hostId}#${crypto.randomUUID()}`
   const clock = options.clock ?? systemClock
   const timings = resolveTimings(options)
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
@@ -122,7 +121,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
     harnesses,
     async open(openOptions = {}) {
       const session = await openOnHost(context, {
-        sessionId: openOptions.sessionId ?? randomUUID(),
+        sessionId: openOptions.sessionId ?? crypto.randomUUID(),
         harness: openOptions.harness,
         secrets: openOptions.secrets,
         parent: openOptions.parent ?? null,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import { scrubError } from '../secrets/error-scrub.js'
@@ -302,7 +301,7 @@ export class LiveSession implements Session {
       if (state.openTurn && waiting) throw waitingTurn(waiting)
       if (state.openTurn) return
     }
-    const turnId = randomUUID()
+    const turnId = crypto.randomUUID()
     const messages = toMessages(input)
     for (const [i, m] of messages.entries()) {
       const secret = scanner.find(m)

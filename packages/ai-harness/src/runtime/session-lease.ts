@@ -1,6 +1,7 @@
 import { type HarnessError, isHarnessError, LeaseLostError } from '../contract/errors.js'
 import type { Clock, Lease } from '../contract/types.js'
 import type { GuardedStore } from './store-boundary.js'
+import { type Timer, unrefTimer } from './timers.js'
 
 export interface SessionLeaseOptions {
   readonly leaseMs: number
@@ -27,7 +28,7 @@ export interface SessionLeaseOptions {
  */
 export class SessionLease {
   #lease: Lease | undefined
-  #timer: NodeJS.Timeout | undefined
+  #timer: Timer | undefined
   #renewing = false
   /** No more renewals: the lease was lost, let go for lack of progress, or released. */
   #gone = false
@@ -43,7 +44,7 @@ export class SessionLease {
     this.#lease = lease
     if (lease && store.leases) {
       this.#timer = setInterval(() => this.#tick(), options.renewEveryMs)
-      this.#timer.unref()
+      unrefTimer(this.#timer)
     }
   }
 

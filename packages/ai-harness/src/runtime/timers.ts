@@ -5,6 +5,20 @@
 
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 
+/** A timer as `setTimeout` and `setInterval` return it: an object on Node and Bun, a number on Deno and workerd. */
+export type Timer = ReturnType<typeof setTimeout>
+
+/**
+ * Lets the process exit while only `timer` is left waiting, where the runtime has such a
+ * thing: `unref()` on Node and Bun, `Deno.unrefTimer` on Deno. workerd has none (a request
+ * ends on its own), so nothing is assumed.
+ */
+export function unrefTimer(timer: Timer): void {
+  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno
+  if (typeof timer === 'number') deno?.unrefTimer?.(timer)
+  else (timer as { unref?: () => void }).unref?.()
+}
+
 /**
  * Waits `ms` in the process, in timer-sized pieces so a wait of weeks is not cut to
  * nothing; rejects with `stopped()` as soon as `signal` aborts.

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
@@ -55,7 +54,7 @@ export function createWorker(options: WorkerOptions): Worker {
       'Workers need a store with leases and wakeups (memory, PostgreSQL, DynamoDB, S3). Without them, run each session on one host.',
     )
   }
-  const workerId = options.workerId ?? `worker-${randomUUID()}`
+  const workerId = options.workerId ?? `worker-${crypto.randomUUID()}`
   const { host, resume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
   // Claims go through the host's store boundary too: a deadline, and typed errors.
   const wakeups = guarded.wakeups!

@@ -1,8 +1,8 @@
 /**
  * Test helpers for harness users and store authors: a scripted model that needs no
  * network, machines (a crashable store and its host) for crash tests, a store that
- * crashes, a store that injects faults per call, and a TCP proxy that cuts, resets,
- * blackholes and delays a real store's connections.
+ * crashes, and a store that injects faults per call. They run on every runtime; the TCP
+ * fault proxy needs Node's sockets and is in `@tanstack/ai-harness/testing/node`.
  * @packageDocumentation
  */
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
@@ -23,8 +23,6 @@ export {
   type StoreOperation,
   type InjectedFault,
 } from './faulty-store.js'
-export { startFaultProxy, type FaultProxy, type ProxyAction, type ProxyRule, type ProxyRuleHandle } from './fault-proxy.js'
-export { networkFaultScenarios, type NetworkFaultScenario, type NetworkFaultTarget } from './network-fault-scenarios.js'
 export {
   enumerateAgentCrashPoints,
   type AgentCrashOptions,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { EventType, type ModelMessage, type TextOptions } from '@tanstack/ai'
 import { BaseTextAdapter, type StructuredOutputOptions, type StructuredOutputResult } from '@tanstack/ai/adapters'
 
@@ -56,8 +55,8 @@ export class ScriptedTextAdapter extends BaseTextAdapter<'scripted', Record<stri
   async *chatStream(options: TextOptions): AsyncGenerator<any> {
     const reply = this.#next(options)
     const { text = '', toolCalls = [] } = typeof reply === 'string' ? { text: reply } : reply
-    const runId = randomUUID()
-    const messageId = randomUUID()
+    const runId = crypto.randomUUID()
+    const messageId = crypto.randomUUID()
     const threadId = (options as { threadId?: string }).threadId ?? runId
     const base = () => ({ model: this.model, timestamp: Date.now() })
     yield { type: EventType.RUN_STARTED, runId, threadId, ...base() }
@@ -71,7 +70,7 @@ export class ScriptedTextAdapter extends BaseTextAdapter<'scripted', Record<stri
       yield { type: EventType.TEXT_MESSAGE_END, messageId, ...base() }
     }
     for (const [index, call] of toolCalls.entries()) {
-      const toolCallId = call.id ?? `call_${randomUUID().replace(/-/g, '').slice(0, 20)}`
+      const toolCallId = call.id ?? `call_${crypto.randomUUID().replace(/-/g, '').slice(0, 20)}`
       yield {
         type: EventType.TOOL_CALL_START,
         toolCallId,

@@ -7,9 +7,10 @@
 const encoder = new TextEncoder()
 
 const bytesOf = (text: string): Uint8Array => encoder.encode(text)
-const base64 = (text: string): string => Buffer.from(bytesOf(text)).toString('base64')
-const base64url = (text: string): string => Buffer.from(bytesOf(text)).toString('base64url')
-const hex = (text: string): string => Buffer.from(bytesOf(text)).toString('hex')
+// btoa and hex by hand, not Buffer: the testing helpers run on workerd too.
+const base64 = (text: string): string => btoa(Array.from(bytesOf(text), (b) => String.fromCharCode(b)).join(''))
+const base64url = (text: string): string => base64(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+const hex = (text: string): string => Array.from(bytesOf(text), (b) => b.toString(16).padStart(2, '0')).join('')
 const percentEveryByte = (text: string): string => Array.from(bytesOf(text), (b) => `%${b.toString(16).padStart(2, '0')}`).join('')
 const unicodeEscapes = (text: string): string =>
   Array.from(text, (c) => Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join('')).join(

@@ -1,5 +1,6 @@
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net'
-import { appendOf, faultyStore, startFaultProxy } from '@tanstack/ai-harness/testing'
+import { appendOf, faultyStore } from '@tanstack/ai-harness/testing'
+import { startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { afterEach, describe, expect, it } from 'vitest'
 import { within } from '../support/faults.js'
