@@ -12,6 +12,7 @@ export default defineConfig({
       'apps/*/vitest.config.ts',
       'consumer/vitest.config.ts',
       'tooling/vitest.config.ts',
+      'runtimes/vitest.config.ts',
     ],
     // Most files wait on sockets, child processes and test servers rather than compute:
     // two files at a time keep both cores of a small CI machine busy (vitest's default is

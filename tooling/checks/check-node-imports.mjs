@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // @ts-check
 // Fails when an entry point that Bun, Deno and Cloudflare Workers import reaches a Node
-// built-in: an import of `node:*` (or of a bare built-in such as `crypto`), or a use of
-// the `Buffer` global. Only the entry points listed in NODE_ONLY_ENTRIES may: they are
+// built-in: an import of `node:*` (or of a bare built-in such as `crypto`), or a use of a
+// global only Node-like runtimes have (`Buffer`, `process`, `setImmediate`; workerd has none). Only the entry points listed in NODE_ONLY_ENTRIES may: they are
 // the Node-only corners (the node:http adapter, the TCP fault proxy), kept apart so a
 // Worker never loads them. Web Crypto, TextEncoder and timers without `unref` do the rest.
 import { readFileSync } from 'node:fs'
@@ -24,6 +24,9 @@ export const PORTABLE_PACKAGES = [
 /** Entry points (package folder and `exports` key) that may use Node: a Worker does not import them. */
 export const NODE_ONLY_ENTRIES = ['packages/ai-harness ./http/node', 'packages/ai-harness ./testing/node']
 
+/** Globals of Node (and Bun and Deno) that workerd does not have; a `typeof` test of one is fine. */
+export const NODE_GLOBALS = ['Buffer', 'process', 'setImmediate', 'clearImmediate']
+
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, name.split('/')[0] ?? name]))
 
 /**
@@ -34,15 +37,15 @@ export const isNodeBuiltin = (specifier) => specifier.startsWith('node:') || BUI
 
 /**
  * What a file loads when it runs (type-only imports and exports are erased; `import { type A }`
- * is not, under verbatimModuleSyntax), and where it uses `Buffer` as a value.
+ * is not, under verbatimModuleSyntax), and where it uses a Node global as a value.
  * @param {string} fileName
  * @param {string} text
- * @returns {{ loads: string[], bufferUses: number[] }} specifiers, and 1-based lines
+ * @returns {{ loads: string[], globalUses: string[] }} specifiers, and `name (line n)`
  */
 export function runtimeUses(fileName, text) {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true)
   /** @type {string[]} */ const loads = []
-  /** @type {number[]} */ const bufferUses = []
+  /** @type {string[]} */ const globalUses = []
   /** @param {ts.Node} node */
   const visit = (node) => {
     if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && ts.isStringLiteral(node.moduleSpecifier)) {
@@ -52,17 +55,17 @@ export function runtimeUses(fileName, text) {
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [first] = node.arguments
       if (first && ts.isStringLiteral(first)) loads.push(first.text)
-    } else if (ts.isIdentifier(node) && node.text === 'Buffer' && usedAsValue(node)) {
-      bufferUses.push(source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1)
+    } else if (ts.isIdentifier(node) && NODE_GLOBALS.includes(node.text) && usedAsValue(node)) {
+      globalUses.push(`${node.text} (line ${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1})`)
     }
     ts.forEachChild(node, visit)
   }
   visit(source)
-  return { loads, bufferUses }
+  return { loads, globalUses }
 }
 
 /**
- * `Buffer.from(…)`, `new Buffer(…)`, `Buffer(…)`; not `x.Buffer` (a feature test of a global) nor a type.
+ * `Buffer.from(…)`, `new Buffer(…)`, `setImmediate(…)`; not `x.Buffer` (a feature test of a global), a type, or a `typeof`.
  * @param {ts.Identifier} node
  */
 function usedAsValue(node) {
@@ -103,7 +106,7 @@ export function nodeUsesFrom(entryFile, read = (path) => readFileSync(path, 'utf
   /** @type {Array<{ use: string, chain: string[] }>} */ const found = []
   for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
     const chain = chains.get(file) ?? [file]
-    const { loads, bufferUses } = runtimeUses(file, read(file))
+    const { loads, globalUses } = runtimeUses(file, read(file))
     for (const specifier of loads) {
       if (isNodeBuiltin(specifier)) found.push({ use: `imports ${specifier}`, chain })
       const target = specifier.startsWith('.') ? resolveSpecifier(file, specifier) : undefined
@@ -112,7 +115,7 @@ export function nodeUsesFrom(entryFile, read = (path) => readFileSync(path, 'utf
         queue.push(target)
       }
     }
-    for (const line of bufferUses) found.push({ use: `uses Buffer (line ${line})`, chain })
+    for (const use of globalUses) found.push({ use: `uses ${use}`, chain })
   }
   return found
 }
@@ -149,7 +152,8 @@ function main() {
   }
   console.error(
     `check-node-imports: ${findings.length} use(s) of Node built-ins reached from entry points that run on every runtime.\n` +
-      '  Use Web APIs instead (crypto.randomUUID, crypto.getRandomValues, TextEncoder, btoa), or move the code behind a\n' +
+      '  Use Web APIs instead (crypto.randomUUID, crypto.getRandomValues, TextEncoder, btoa, setTimeout), or test for the\n' +
+      '  global with typeof first, or move the code behind a\n' +
       '  Node-only entry point (listed in NODE_ONLY_ENTRIES in tooling/checks/check-node-imports.mjs):',
   )
   for (const { entry, use, chain } of findings) {

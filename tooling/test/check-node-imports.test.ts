@@ -44,14 +44,23 @@ describe('check-node-imports', () => {
     expect(runtimeUses('x.ts', text).loads).toEqual(['node:crypto', 'node:stream', './a.js', 'node:fs'])
   })
 
-  it('finds Buffer used as a value, not a type nor a feature test of the global', () => {
+  it('finds Node globals used as values (Buffer, process, setImmediate), not types nor feature tests', () => {
     const text = [
       'const a = Buffer.from("x")',
       'const b = new Buffer(1)',
       'let c: Buffer | undefined',
       'const d = (globalThis as { Buffer?: { byteLength(s: string): number } }).Buffer?.byteLength',
+      'const e = process.env.X',
+      'setImmediate(() => {})',
+      "const f = typeof setImmediate === 'function' ? 1 : 0",
+      'const g = { process: 1 }.process',
     ].join('\n')
-    expect(runtimeUses('x.ts', text).bufferUses).toEqual([1, 2])
+    expect(runtimeUses('x.ts', text).globalUses).toEqual([
+      'Buffer (line 1)',
+      'Buffer (line 2)',
+      'process (line 5)',
+      'setImmediate (line 6)',
+    ])
   })
 
   it('knows the built-ins with and without the node: prefix, and nothing else', () => {

@@ -34,8 +34,10 @@ import {
 import { createMemoryData, type MemoryData } from './memory-data.js'
 import { checkOptions, MEMORY_DEFAULT_LIMITS, type MemoryStoreOptions } from './options.js'
 
+// setImmediate where the runtime has it (Node, Bun, Deno); workerd has none, and a zero timeout yields there too.
+const nextTurn: (resolve: () => void) => unknown = typeof setImmediate === 'function' ? setImmediate : (resolve) => setTimeout(resolve, 0)
 /** Yields to the event loop so concurrent callers interleave as they would against a server. */
-const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
+const tick = () => new Promise<void>((resolve) => nextTurn(resolve))
 
 /**
  * An in-process store: the reference implementation of the store contract.

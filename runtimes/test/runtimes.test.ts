@@ -1,0 +1,93 @@
+/**
+ * The seed's checkout flow (two steps, a crash between them, the resume by a second host)
+ * under Bun, Deno and workerd, on the memory store and on DynamoDB over HTTP (dynalite on
+ * loopback). Each runtime is the binary its npm package ships, pinned in package.json.
+ * A runtime that cannot run on this machine is skipped with its reason, except under CI,
+ * where the same case fails: CI never passes on a runtime it did not run.
+ */
+import type { AddressInfo } from 'node:net'
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { createHarnessTable } from '@tanstack/ai-harness-dynamodb'
+import dynalite from 'dynalite'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FlowConfig } from '../src/stores.js'
+import { bundleFlow } from './bundle.js'
+import { reportOf, runChild } from './run-child.js'
+import { RUNTIMES } from './runtimes.js'
+
+/** Time limit of one run of one runtime (start included); a run takes well under a second here. */
+const RUN_LIMIT_MS = 30_000
+const TABLE = 'ai-harness-runtimes'
+const inCi = process.env.CI === 'true' || process.env.CI === '1'
+
+let bundles: { cli: string; worker: string }
+let endpoint = ''
+let stopDynalite = async () => {}
+const timings: string[] = []
+
+beforeAll(async () => {
+  bundles = await bundleFlow()
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => resolve())
+  })
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  stopDynalite = () => new Promise<void>((resolve) => server.close(() => resolve()))
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'dynalite', secretAccessKey: 'dynalite' },
+    maxAttempts: 1,
+  })
+  try {
+    await createHarnessTable(client, { tableName: TABLE })
+  } finally {
+    client.destroy()
+  }
+})
+
+afterAll(async () => {
+  await stopDynalite()
+  if (timings.length > 0) console.log(`runtimes, wall time of each run (process start included):\n  ${timings.join('\n  ')}`)
+})
+
+const configs = (runtime: string): Array<{ label: string; config: () => FlowConfig }> => [
+  { label: 'the memory store', config: () => ({ store: 'memory' }) },
+  {
+    label: 'DynamoDB (dynalite on loopback)',
+    config: () => ({ store: 'dynamodb', endpoint, tableName: TABLE, namespace: `${runtime}-${crypto.randomUUID()}` }),
+  },
+]
+
+for (const runtime of RUNTIMES) {
+  const availability = runtime.version()
+  const skip = !availability.ok && !inCi
+  const title = availability.ok
+    ? `${runtime.name} ${availability.version}`
+    : `${runtime.name} (skipped: ${availability.why}; CI fails here instead)`
+
+  describe.skipIf(skip)(title, () => {
+    it(`is the pinned version (${runtime.pinned})`, () => {
+      if (!availability.ok) throw new Error(`${availability.why}. CI refuses to skip a runtime: install it (pnpm install) or fix it.`)
+      expect(availability.version).toBe(runtime.pinned)
+    })
+
+    for (const { label, config } of configs(runtime.name)) {
+      it(`checkout on ${label}: a crash right after the charge step, resumed by another host: one charge, one invoice`, async () => {
+        if (!availability.ok) throw new Error(`${availability.why}. CI refuses to skip a runtime.`)
+        const run = await runChild(runtime.command, runtime.args(config(), bundles), { cwd: process.cwd(), timeoutMs: RUN_LIMIT_MS })
+        const { ms, ...report } = reportOf(run.stdout)
+        timings.push(`${runtime.name} on ${label}: ${run.ms} ms (the flow itself ${String(ms)} ms)`)
+        expect(report).toEqual({
+          charges: 1,
+          chargeCalls: 1,
+          invoices: 1,
+          chargesAtCrash: 1,
+          needsRecovery: true,
+          results: [{ chargeId: 'ch_o1' }],
+        })
+      })
+    }
+  })
+}
