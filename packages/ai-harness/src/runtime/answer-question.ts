@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import { fromJSONSchema } from 'zod'
 import { HarnessError } from '../contract/errors.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
@@ -54,7 +54,7 @@ export async function answerQuestion(
       )
     }
     if (bad) throw new HarnessError('ANSWER_INVALID', `The answer is not JSON at ${bad.path}: ${bad.reason}.`)
-    const checked = z.fromJSONSchema(question.ask.schema as never).safeParse(answer)
+    const checked = fromJSONSchema(question.ask.schema as never).safeParse(answer)
     if (!checked.success) {
       const issues = checked.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')
       throw new HarnessError('ANSWER_INVALID', `The answer does not match the question's schema (${issues}). Send an answer that does.`)
