@@ -146,19 +146,20 @@ describe('the packed libraries, installed with npm in a project outside the work
       expect(manifest.private, name).toBeUndefined()
       expect(JSON.stringify(manifest), `${name}: no workspace: ranges in a published manifest`).not.toContain('workspace:')
       expect(existsSync(join(app, 'node_modules', name, 'LICENSE')), `${name} ships its LICENSE`).toBe(true)
-      // A library that pinned its own core or @tanstack/ai would put a second copy in an
+      // A library that pinned its own core, @tanstack/ai or zod would put a second copy in an
       // app on another version: those are peers, never dependencies.
-      for (const shared of ['@tanstack/ai', '@tanstack/ai-harness']) {
+      for (const shared of ['@tanstack/ai', '@tanstack/ai-harness', 'zod']) {
         expect(manifest.dependencies?.[shared], `${name}: ${shared} is a peer, not a dependency`).toBeUndefined()
       }
     }
-    // One copy of the core and of @tanstack/ai: every library takes them as peers.
+    // One copy of the core, of @tanstack/ai and of zod: every library takes them as peers.
     const copies = (name: string) =>
       run('npm', ['ls', name, '--all', '--parseable'], app, 60_000).then((out) => new Set(out.trim().split('\n').filter(Boolean)).size)
     return track(
-      Promise.all([copies('@tanstack/ai-harness'), copies('@tanstack/ai')]).then(([harness, ai]) => {
+      Promise.all([copies('@tanstack/ai-harness'), copies('@tanstack/ai'), copies('zod')]).then(([harness, ai, zod]) => {
         expect(harness).toBe(1)
         expect(ai).toBe(1)
+        expect(zod).toBe(1)
       }),
     )
   })

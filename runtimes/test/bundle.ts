@@ -8,15 +8,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const OUT_DIR = join(root, 'dist')
 
 /**
- * The two builds of the flow. `cli.js`: our files only, every package left to the runtime
- * to resolve from node_modules (Bun and Deno load the libraries' built dist as an app does).
- * `worker.js`: everything in one module, as wrangler bundles a Worker (esbuild with the
- * `workerd`, `worker` and `browser` conditions), so the AWS SDK comes in its fetch build.
+ * The flow for Bun and Deno: our files only, every package left to the runtime to resolve
+ * from node_modules (they load the libraries' built dist as an app does).
  */
-export async function bundleFlow(): Promise<{ cli: string; worker: string }> {
+export async function bundleCli(): Promise<string> {
   mkdirSync(OUT_DIR, { recursive: true })
   const cli = join(OUT_DIR, 'cli.js')
-  const worker = join(OUT_DIR, 'worker.js')
   await build({
     entryPoints: [join(root, 'src/cli.ts')],
     outfile: cli,
@@ -27,6 +24,17 @@ export async function bundleFlow(): Promise<{ cli: string; worker: string }> {
     target: 'es2022',
     logLevel: 'error',
   })
+  return cli
+}
+
+/**
+ * The flow as a Worker: everything in one module, as wrangler bundles one (esbuild with the
+ * `workerd`, `worker` and `browser` conditions), so the AWS SDK comes in its fetch build. A
+ * `node:` import anywhere in what it reaches fails this build.
+ */
+export async function bundleWorker(): Promise<string> {
+  mkdirSync(OUT_DIR, { recursive: true })
+  const worker = join(OUT_DIR, 'worker.js')
   await build({
     entryPoints: [join(root, 'src/worker.ts')],
     outfile: worker,
@@ -35,7 +43,7 @@ export async function bundleFlow(): Promise<{ cli: string; worker: string }> {
     platform: 'browser',
     conditions: ['workerd', 'worker', 'browser'],
     target: 'es2022',
-    logLevel: 'error',
+    logLevel: 'silent',
   })
-  return { cli, worker }
+  return worker
 }

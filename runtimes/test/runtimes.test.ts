@@ -11,7 +11,6 @@ import { createHarnessTable } from '@tanstack/ai-harness-dynamodb'
 import dynalite from 'dynalite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FlowConfig } from '../src/stores.js'
-import { bundleFlow } from './bundle.js'
 import { reportOf, runChild } from './run-child.js'
 import { RUNTIMES } from './runtimes.js'
 
@@ -20,13 +19,11 @@ const RUN_LIMIT_MS = 30_000
 const TABLE = 'ai-harness-runtimes'
 const inCi = process.env.CI === 'true' || process.env.CI === '1'
 
-let bundles: { cli: string; worker: string }
 let endpoint = ''
 let stopDynalite = async () => {}
 const timings: string[] = []
 
 beforeAll(async () => {
-  bundles = await bundleFlow()
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -76,7 +73,8 @@ for (const runtime of RUNTIMES) {
     for (const { label, config } of configs(runtime.name)) {
       it(`checkout on ${label}: a crash right after the charge step, resumed by another host: one charge, one invoice`, async () => {
         if (!availability.ok) throw new Error(`${availability.why}. CI refuses to skip a runtime.`)
-        const run = await runChild(runtime.command, runtime.args(config(), bundles), { cwd: process.cwd(), timeoutMs: RUN_LIMIT_MS })
+        const bundle = await runtime.prepare()
+        const run = await runChild(runtime.command, runtime.args(config(), bundle), { cwd: process.cwd(), timeoutMs: RUN_LIMIT_MS })
         const { ms, ...report } = reportOf(run.stdout)
         timings.push(`${runtime.name} on ${label}: ${run.ms} ms (the flow itself ${String(ms)} ms)`)
         expect(report).toEqual({

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FlowConfig } from '../src/stores.js'
-import { OUT_DIR } from './bundle.js'
+import { bundleCli, bundleWorker, OUT_DIR } from './bundle.js'
 import { workerdConfig } from './workerd-config.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -19,8 +19,20 @@ export interface Runtime {
   /** The version the binary reports, as the pin spells it. */
   readonly version: () => Availability
   readonly command: string
-  readonly args: (config: FlowConfig, bundles: { cli: string; worker: string }) => string[]
+  /** Builds what the runtime loads (once); its path. */
+  readonly prepare: () => Promise<string>
+  readonly args: (config: FlowConfig, bundle: string) => string[]
 }
+
+/** Runs `build` once, on first use. */
+const once = (build: () => Promise<string>) => {
+  let built: Promise<string> | undefined
+  return () => {
+    built ??= build()
+    return built
+  }
+}
+const cliBundle = once(bundleCli)
 
 const bin = (name: string) => join(root, 'node_modules', '.bin', name)
 
@@ -50,15 +62,17 @@ export const RUNTIMES: readonly Runtime[] = [
     pinned: pinned.bun ?? '',
     version: () => versionOf('bun', /^(\d+\.\d+\.\d+)/),
     command: bin('bun'),
-    args: (config, { cli }) => [cli, JSON.stringify(config)],
+    prepare: cliBundle,
+    args: (config, cli) => [cli, JSON.stringify(config)],
   },
   {
     name: 'deno',
     pinned: pinned.deno ?? '',
     version: () => versionOf('deno', /^deno (\d+\.\d+\.\d+)/),
     command: bin('deno'),
+    prepare: cliBundle,
     // Reads node_modules and the environment (the AWS SDK looks there), talks to loopback only.
-    args: (config, { cli }) => [
+    args: (config, cli) => [
       'run',
       '--no-lock',
       '--no-prompt',
@@ -76,7 +90,8 @@ export const RUNTIMES: readonly Runtime[] = [
     pinned: (pinned.workerd ?? '').replace(/\.\d+$/, ''),
     version: workerdVersion,
     command: bin('workerd'),
-    args: (config, { worker }) => {
+    prepare: once(bundleWorker),
+    args: (config, worker) => {
       const file = join(OUT_DIR, `workerd-${config.store}.capnp`)
       // The module is embedded by a path relative to the config, which sits beside it.
       writeFileSync(file, workerdConfig(basename(worker), config, WORKERD_COMPATIBILITY_DATE))
