@@ -1,11 +1,13 @@
 /**
  * The seed's checkout flow, written once for every runtime: a durable tool with two
  * steps (charge, then invoice), a host whose store dies right after the charge step
- * landed, and a second host on the same data that resumes the turn. Only Web APIs and
+ * landed, and a second host on the same data that resumes the turn, then serves the
+ * session over `@tanstack/ai-harness/http`. Only Web APIs and
  * the libraries' portable entry points: Bun, Deno and workerd run this same file.
  */
 import { toolDefinition } from '@tanstack/ai'
 import { createHost, defineHarness, durableTool, type HarnessStore, type LogRecord } from '@tanstack/ai-harness'
+import { createHarnessHandler } from '@tanstack/ai-harness/http'
 import { crashable, createManualClock, drain, type ManualClock, runUntilCrash, scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 
@@ -19,6 +21,8 @@ export interface CheckoutReport {
   readonly chargesAtCrash: number
   readonly needsRecovery: boolean
   readonly results: readonly unknown[]
+  /** The session as `@tanstack/ai-harness/http` serves it afterwards: the status code and the session's status. */
+  readonly http: { readonly code: number; readonly status: unknown }
   /** Wall time of the flow, in ms, as the runtime measured it. */
   readonly ms: number
 }
@@ -86,11 +90,16 @@ export async function checkoutAcrossCrash(store: FlowStore, sessionId = `order-$
 
   clock.advance(leaseMs + 1) // the dead host's lease runs out
   const second = store.open(clock)
-  const session = await createHost({ store: second, harnesses: harness, clock, leaseMs, hostId: 'host-2' }).open({ sessionId })
+  const host = createHost({ store: second, harnesses: harness, clock, leaseMs, hostId: 'host-2' })
+  const session = await host.open({ sessionId })
   const needsRecovery = session.needsRecovery
   await drain(session.resume())
   const results = (await session.entries()).filter((e) => e.record.type === 'harness.tool.result').map((e) => e.record.result)
   await session.close()
+  // Every request allowed: this is a test. An app checks the user in `authorize`.
+  const handler = createHarnessHandler({ host, authorize: async () => true })
+  const response = await handler(new Request(`http://harness.test/sessions/${encodeURIComponent(sessionId)}`))
+  const http = { code: response.status, status: ((await response.json()) as { status?: unknown }).status }
   await store.close?.(second)
   return {
     charges: billing.count('charge', true),
@@ -99,6 +108,7 @@ export async function checkoutAcrossCrash(store: FlowStore, sessionId = `order-$
     chargesAtCrash,
     needsRecovery,
     results,
+    http,
     ms: Date.now() - started,
   }
 }

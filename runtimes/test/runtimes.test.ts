@@ -122,6 +122,7 @@ for (const runtime of RUNTIMES) {
           chargesAtCrash: 1,
           needsRecovery: true,
           results: [{ chargeId: 'ch_o1' }],
+          http: { code: 200, status: 'idle' },
         })
       })
     }
