@@ -5,13 +5,13 @@
 
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 
-/** A timer as `setTimeout` and `setInterval` return it: an object on Node and Bun, a number on Deno and workerd. */
+/** A timer as `setTimeout` and `setInterval` return it: an object on Node, Bun and workerd (there without `unref`), a number on Deno. */
 export type Timer = ReturnType<typeof setTimeout>
 
 /**
  * Lets the process exit while only `timer` is left waiting, where the runtime has such a
- * thing: `unref()` on Node and Bun, `Deno.unrefTimer` on Deno. workerd has none (a request
- * ends on its own), so nothing is assumed.
+ * thing: `unref()` on Node and Bun, `Deno.unrefTimer` for Deno's numeric timers. workerd
+ * has none (a request ends on its own), so nothing is assumed.
  */
 export function unrefTimer(timer: Timer): void {
   const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno
