@@ -24,6 +24,9 @@ export class EmbeddedPostgresError extends Error {
     super(`Could not start the tests' own PostgreSQL (${code}): ${oneLine(cause)}. To fix: ${whatToDo}, ${USE_YOUR_OWN}.`)
     this.name = 'EmbeddedPostgresError'
     this.code = code
+    // The message is the whole report: vitest prints a global setup's error with its
+    // stack, and frames of ours would only bury the line.
+    this.stack = `${this.name}: ${this.message}`
   }
 }
 
