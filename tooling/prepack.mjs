@@ -7,9 +7,10 @@
 //
 // It does not build: `pnpm -r pack` packs several packages at once, and each build needs the
 // builds of the packages it imports; one `pnpm build` first does them all in order.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { sourceFiles } from './package-sources.mjs'
 
 /**
  * What is wrong with the build of the package in `dir`, or undefined when it may be packed.
@@ -45,18 +46,6 @@ function exportTargets(exports) {
   if (typeof exports === 'string') return [exports]
   if (exports && typeof exports === 'object') return Object.values(exports).flatMap(exportTargets)
   return []
-}
-
-/**
- * @param {string} dir
- * @returns {string[]}
- */
-function sourceFiles(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return /\.ts$/.test(entry.name) && !/\.(test|d)\.ts$/.test(entry.name) ? [path] : []
-  })
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -5,8 +5,10 @@
 //
 //   node tooling/run-app.mjs <workspace package> <its built cli> [arguments of the app...]
 //
-// The build is turbo's (cached: a second run builds nothing). Turbo's own lines are kept
-// back and printed only when the build fails.
+// The build is turbo's `build:js` (cached: a second run builds nothing): each package's
+// JavaScript only, file by file (tooling/transpile.mjs), which is all a program needs; the
+// libraries' declarations are `build`'s, for typecheck, tests and packing. Turbo's own
+// lines are kept back and printed only when the build fails.
 import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { dirname, resolve } from 'node:path'
@@ -15,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** `pkg:build: cache miss, executing <hash>`: turbo starts building `pkg`. */
-const STARTS = /^(\S+):build: cache miss, executing/
+const STARTS = /^(\S+):build:js: cache miss, executing/
 
 /**
  * The packages whose build starts in turbo's output, in order.
@@ -37,11 +39,15 @@ export function build(app, say) {
     const started = Date.now()
     let output = ''
     let announced = false
-    const turbo = spawn(resolve(root, 'node_modules', '.bin', 'turbo'), ['run', 'build', `--filter=${app}...`, '--output-logs=new-only'], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: '0', TURBO_NO_UPDATE_NOTIFIER: '1' },
-    })
+    const turbo = spawn(
+      resolve(root, 'node_modules', '.bin', 'turbo'),
+      ['run', 'build:js', `--filter=${app}...`, '--output-logs=new-only'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, FORCE_COLOR: '0', TURBO_NO_UPDATE_NOTIFIER: '1' },
+      },
+    )
     const onData = (/** @type {Buffer} */ chunk) => {
       const text = chunk.toString('utf8')
       output += text

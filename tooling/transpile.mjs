@@ -1,62 +1,39 @@
 #!/usr/bin/env node
 // @ts-check
-// The apps' build (checkout, inspector, bench): each TypeScript file of the project on its
-// own to JavaScript and a source map, with no type information and no declarations.
+// Each TypeScript file of a project on its own to JavaScript and a source map (esbuild, no
+// bundling), with no type information and no declarations: the apps' `build` (checkout,
+// inspector, bench), and every package's `build:js`, which is what `pnpm checkout`,
+// `pnpm inspector` and `pnpm bench` build.
 //
-//   node ../../tooling/transpile.mjs [tsconfig.build.json]
+//   node ../../tooling/transpile.mjs        (in the package's folder; reads tsconfig.build.json)
 //
 // Why not tsc: tsc reads every type the program reaches (the AWS SDK, OpenAI, zod: a
 // checkout build reads 226k lines of declarations) even with --noCheck, which made the first
-// `pnpm checkout` mostly a wait. The apps are private and nothing consumes their types
-// (the inspector's `types` are its src), and `pnpm typecheck` still checks them whole.
-// `isolatedModules` (tsconfig.base.json) is what makes each file transpilable alone.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, relative, resolve } from 'node:path'
-import ts from 'typescript'
+// `pnpm checkout` mostly a wait. A program needs only the JavaScript. The libraries' `build`
+// (tsc) still writes their declarations, for typecheck, tests and packing; the apps are
+// private and nothing reads theirs (the inspector's `types` are its src). `pnpm typecheck`
+// still checks everything whole. `isolatedModules` (tsconfig.base.json) is what makes each
+// file transpilable alone.
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { build } from 'esbuild'
+import { sourceFiles } from './package-sources.mjs'
 
-const configPath = resolve(process.argv[2] ?? 'tsconfig.build.json')
-const parsed = ts.getParsedCommandLineOfConfigFile(
-  configPath,
-  {},
-  {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      console.error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'))
-      process.exit(1)
-    },
-  },
-)
-if (!parsed) process.exit(1)
-const { options, fileNames } = parsed
-const rootDir = options.rootDir ?? dirname(configPath)
-const outDir = options.outDir ?? rootDir
-// Alone, a file cannot tell NodeNext its package is "type": "module" (every app is): say ESM.
-const compilerOptions = {
-  ...options,
-  module: ts.ModuleKind.ESNext,
-  moduleResolution: ts.ModuleResolutionKind.Bundler,
-  declaration: false,
-  declarationMap: false,
-  noEmit: false,
-}
+const configPath = resolve('tsconfig.build.json')
+// Every package's tsconfig.build.json is plain JSON: { compilerOptions: { rootDir, outDir }, include: [rootDir] }.
+const { compilerOptions } = JSON.parse(readFileSync(configPath, 'utf8'))
+const rootDir = resolve(compilerOptions.rootDir)
+const outDir = resolve(compilerOptions.outDir)
 
-let failed = false
-for (const fileName of fileNames) {
-  if (fileName.endsWith('.d.ts')) continue
-  const out = join(outDir, relative(rootDir, fileName)).replace(/\.(m|c)?tsx?$/, (_, m) => `.${m ?? ''}js`)
-  const result = ts.transpileModule(readFileSync(fileName, 'utf8'), { compilerOptions, fileName, reportDiagnostics: true })
-  for (const diagnostic of result.diagnostics ?? []) {
-    failed = true
-    console.error(`${fileName}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`)
-  }
-  mkdirSync(dirname(out), { recursive: true })
-  writeFileSync(out, result.outputText)
-  if (result.sourceMapText) {
-    // transpileModule names the source by its bare file name: point it at the real file.
-    const map = JSON.parse(result.sourceMapText)
-    map.sources = [relative(dirname(out), fileName).split('\\').join('/')]
-    map.file = basename(out)
-    writeFileSync(`${out}.map`, JSON.stringify(map))
-  }
-}
-if (failed) process.exit(1)
+await build({
+  entryPoints: sourceFiles(rootDir),
+  outdir: outDir,
+  outbase: rootDir,
+  tsconfig: configPath,
+  format: 'esm',
+  platform: 'node',
+  target: 'es2022',
+  sourcemap: true,
+  bundle: false,
+  logLevel: 'warning',
+})
