@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,7 +56,7 @@ describe('prepack: no tarball without its code', () => {
     const dir = await library()
     const packed = await pack(dir)
     expect(packed.ok).toBe(false)
-    expect(packed.output).toContain('@example/lib: not packing, the build is missing or stale: ./dist/index.d.ts')
+    expect(packed.output).toContain('@example/lib: not packing, its build is missing: ./dist/index.d.ts')
     expect(packed.output).toContain('pnpm build')
     expect(packed.tarballs).toEqual([])
   })
@@ -70,14 +70,22 @@ describe('prepack: no tarball without its code', () => {
     expect(packed.tarballs).toEqual(['example-lib-1.0.0.tgz'])
   })
 
-  it('refuses when the source changed after the build', async () => {
+  it('refuses a library built without its declarations (what pnpm checkout builds)', async () => {
     const dir = await library()
     await build(dir)
-    const later = new Date(Date.now() + 60_000)
-    await utimes(join(dir, 'src', 'index.ts'), later, later)
+    await rm(join(dir, 'dist', 'index.d.ts'))
     const packed = await pack(dir)
     expect(packed.ok).toBe(false)
-    expect(packed.output).toContain('src/index.ts changed after dist/index.js was built')
+    expect(packed.output).toContain('./dist/index.d.ts (named by "exports") does not exist')
+  })
+
+  it('refuses a library whose exports are built but another source file is not', async () => {
+    const dir = await library()
+    await build(dir)
+    await writeFile(join(dir, 'src', 'more.ts'), 'export const more = 1\n')
+    const packed = await pack(dir)
+    expect(packed.ok).toBe(false)
+    expect(packed.output).toContain('dist/more.js (built from src/more.ts) does not exist')
   })
 
   it('is the prepack of every published library of the workspace', async () => {
