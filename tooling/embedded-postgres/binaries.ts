@@ -37,7 +37,8 @@ export function installedNative(): string {
 }
 
 export function binariesIn(native: string): Binaries {
-  return { initdb: join(native, 'bin', 'initdb'), postgres: join(native, 'bin', 'postgres') }
+  const exe = platform() === 'win32' ? '.exe' : ''
+  return { initdb: join(native, 'bin', `initdb${exe}`), postgres: join(native, 'bin', `postgres${exe}`) }
 }
 
 /** Lays `native` out again under `into` (which must not exist yet); returns its binaries. */

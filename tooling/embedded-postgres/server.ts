@@ -78,7 +78,11 @@ export async function startEmbeddedPostgres(options: StartOptions): Promise<Embe
     if (server) await stopChild(server, 10_000)
     await rm(dir, { recursive: true, force: true })
     if (error instanceof EmbeddedPostgresError) throw error
-    throw new EmbeddedPostgresError('SETUP_FAILED', (error as Error).message, 'see the cause above')
+    throw new EmbeddedPostgresError(
+      'SETUP_FAILED',
+      (error as Error).message,
+      'check that the OS temp folder (TMPDIR) is writable and has room',
+    )
   }
 }
 
