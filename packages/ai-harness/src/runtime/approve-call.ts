@@ -1,8 +1,7 @@
 import { HarnessError } from '../contract/errors.js'
 import { assertLogId, isWellFormedText } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
-import type { Harness } from './harness.js'
-import { logPersonInput, secretsOf } from './person-input.js'
+import { logPersonInput, type PersonInputRules, secretsOf } from './person-input.js'
 import type { ApprovalDecidedRecord } from './records.js'
 import type { GuardedStore } from './store-boundary.js'
 
@@ -27,7 +26,7 @@ export interface ApproveOptions {
 export async function approveCall(
   store: GuardedStore,
   clock: Clock,
-  harnesses: readonly Harness[],
+  rules: PersonInputRules,
   options: ApproveOptions,
 ): Promise<void> {
   const { sessionId, toolCallId, approved, reason } = options ?? ({} as never)
@@ -62,7 +61,7 @@ export async function approveCall(
       )
     }
     if (reason !== undefined) {
-      const held = (await secretsOf(harnesses, state)).find(reason, 'reason')
+      const held = (await secretsOf(rules, sessionId, state)).find(reason, 'reason')
       if (held) {
         throw new HarnessError(
           'RECORD_SECRET',
