@@ -84,6 +84,7 @@
     selected = id
     stream?.abort()
     shown = null
+    liveClock.at = undefined
     for (const li of document.querySelectorAll('.sessions li')) li.classList.toggle('selected', li.dataset.sessionId === id)
     let head
     try {
@@ -176,17 +177,29 @@
     renderHead(view)
   }
   async function loadEarlier(id) {
+    const button = $('earlier')
+    if (button.disabled) return
+    // One page at a time: a second click waits for the first, or it would load the same page twice.
+    button.disabled = true
     const after = Math.max(0, shown.first - 1 - PAGE)
-    const view = await api(`${sessionPath(id)}?after=${after}&limit=${shown.first - 1 - after}`)
+    let view
+    try {
+      view = await api(`${sessionPath(id)}?after=${after}&limit=${shown.first - 1 - after}`)
+    } finally {
+      button.disabled = ended
+    }
     if (id !== selected) return
-    $('timeline').prepend(...view.entries.map(row))
+    const clock = { at: undefined }
+    $('timeline').prepend(...view.entries.map((entry) => row(entry, clock)))
     shown.first = after + 1
     position()
   }
+  /** The time of the last record shown that has one: records without their own time show it as "≈". */
+  const liveClock = { at: undefined }
   function addRows(entries) {
     for (const entry of entries) {
       if (entry.seq <= shown.last) continue
-      $('timeline')?.append(row(entry))
+      $('timeline')?.append(row(entry, liveClock))
       shown.last = entry.seq
     }
     shown.total = Math.max(shown.total, shown.last)
@@ -327,7 +340,9 @@
     }
   }
   /** One record: a line that may be cut, and the whole record, pretty, when the line is opened. */
-  function row({ seq, record }) {
+  function row({ seq, record }, clock) {
+    if (typeof record?.at === 'number') clock.at = record.at
+    const when = typeof record?.at === 'number' ? time(record.at) : clock.at === undefined ? '' : `≈ ${time(clock.at)}`
     const type = str(record?.type)
     const kind = type.startsWith('harness.') ? type.slice('harness.'.length) : type
     const crash = type === 'harness.tool.result' && record.cut
@@ -337,7 +352,7 @@
       'tr',
       { className: crash ? 'crash' : resumed ? 'resumed' : asked ? 'question' : '', dataset: { type, seq } },
       el('td', { className: 'seq', textContent: String(seq) }),
-      el('td', { className: 'time', textContent: time(record?.at) }),
+      el('td', { className: 'time', textContent: when, title: typeof record?.at === 'number' ? 'logged at' : 'the time of the last record before it that has one' }),
       el('td', { className: 'kind', textContent: kind }),
       el('td', {}, el('details', {}, el('summary', {}, describe(record)), el('pre', { className: 'record' }, JSON.stringify(record, null, 2)))),
     )
