@@ -19,7 +19,8 @@
     ended = true
     clearInterval(listTimer)
     stream?.abort()
-    $('connection').textContent = 'The program that served this page has ended (or cannot be reached): nothing here can change any more. Start it again and open its new link.'
+    $('connection').textContent =
+      'The program that served this page has ended (or cannot be reached): nothing here can change any more. Start it again and open its new link.'
     $('connection').className = 'error'
     for (const button of document.querySelectorAll('button')) button.disabled = true
   }
@@ -64,9 +65,17 @@
     }
   }
   const item = (id, waiting) =>
-    el('li', { className: id === selected ? 'selected' : '', title: id, onclick: () => select(id), dataset: { sessionId: id } }, id, waiting ? el('span', { className: 'badge waiting' }, 'waiting') : null)
+    el(
+      'li',
+      { className: id === selected ? 'selected' : '', title: id, onclick: () => select(id), dataset: { sessionId: id } },
+      id,
+      waiting ? el('span', { className: 'badge waiting' }, 'waiting') : null,
+    )
   function renderList(list, ids, waiting) {
-    list.replaceChildren(...(ids.length === 0 ? [el('li', { className: 'muted' }, waiting ? 'Nobody waits.' : 'No sessions.')] : []), ...ids.map((id) => item(id, waiting)))
+    list.replaceChildren(
+      ...(ids.length === 0 ? [el('li', { className: 'muted' }, waiting ? 'Nobody waits.' : 'No sessions.')] : []),
+      ...ids.map((id) => item(id, waiting)),
+    )
   }
   $('more').onclick = async () => {
     const page = await api(`/sessions?limit=100&after=${encodeURIComponent(cursor)}`)
@@ -110,7 +119,11 @@
     stream = control
     while (!control.signal.aborted && selected === id && !ended) {
       try {
-        const response = await fetch(`api${sessionPath(id)}/events?after=${shown.last}`, { headers: { authorization: `Bearer ${token}` }, signal: control.signal, referrerPolicy: 'no-referrer' })
+        const response = await fetch(`api${sessionPath(id)}/events?after=${shown.last}`, {
+          headers: { authorization: `Bearer ${token}` },
+          signal: control.signal,
+          referrerPolicy: 'no-referrer',
+        })
         if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`)
         await readEvents(response.body, (entry) => {
           if (selected !== id || entry.seq <= shown.last) return
@@ -140,7 +153,10 @@
         text = text.slice(end + 2)
         const lines = block.split('\n')
         const event = lines.find((l) => l.startsWith('event: '))?.slice(7)
-        const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
+        const data = lines
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n')
         if (event === 'record' && data) onRecord(JSON.parse(data))
         end = text.indexOf('\n\n')
       }
@@ -167,7 +183,12 @@
   }
 
   function renderSession(view) {
-    const earlier = el('button', { type: 'button', id: 'earlier', textContent: 'Earlier records', onclick: () => loadEarlier(view.sessionId) })
+    const earlier = el('button', {
+      type: 'button',
+      id: 'earlier',
+      textContent: 'Earlier records',
+      onclick: () => loadEarlier(view.sessionId),
+    })
     $('detail').replaceChildren(
       el('div', { id: 'head' }),
       el('h3', {}, 'Timeline ', el('span', { id: 'position', className: 'muted' })),
@@ -224,7 +245,13 @@
       }
     }
     $('head').replaceChildren(
-      el('h2', {}, v.sessionId, el('span', { className: `badge ${v.status}`, id: 'status', textContent: v.status }), el('span', { className: 'muted' }, `  harness ${v.harness ?? '?'}, ${v.turns} turn(s)`)),
+      el(
+        'h2',
+        {},
+        v.sessionId,
+        el('span', { className: `badge ${v.status}`, id: 'status', textContent: v.status }),
+        el('span', { className: 'muted' }, `  harness ${v.harness ?? '?'}, ${v.turns} turn(s)`),
+      ),
       ...v.questions.map(questionForm),
       ...v.approvals.map(approvalBox),
       el('div', {}, cancel, cancelResult),
@@ -283,22 +310,33 @@
       'div',
       { className: 'question approval', dataset: { toolCallId: a.toolCallId } },
       el('strong', {}, `Approve a call of ${a.toolName}?`),
-      el('div', { className: 'description' }, a.description ? `The tool: ${a.description}` : "The tool's description is not known to this host."),
+      el(
+        'div',
+        { className: 'description' },
+        a.description ? `The tool: ${a.description}` : "The tool's description is not known to this host.",
+      ),
       el('div', { className: 'muted' }, `call ${a.toolCallId}, with these arguments:`),
       el('pre', { className: 'arguments' }, typeof a.input === 'string' ? a.input : JSON.stringify(a.input, null, 2)),
       reason,
-      el('div', { className: 'actions' }, el('button', { type: 'button', className: 'primary', textContent: 'Approve', onclick: decide(true) }), el('button', { type: 'button', className: 'deny', textContent: 'Deny', onclick: decide(false) })),
+      el(
+        'div',
+        { className: 'actions' },
+        el('button', { type: 'button', className: 'primary', textContent: 'Approve', onclick: decide(true) }),
+        el('button', { type: 'button', className: 'deny', textContent: 'Deny', onclick: decide(false) }),
+      ),
       result,
     )
   }
 
   // ---- the timeline: the facts of `checkout log` -------------------------------------
 
-  const time = (ms) => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString().replace('T', ' ').replace('.000Z', 'Z') : '')
+  const time = (ms) =>
+    typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString().replace('T', ' ').replace('.000Z', 'Z') : ''
   const clip = (text, max = 140) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
   const short = (id) => (typeof id === 'string' ? ` [${id.length > 14 ? `${id.slice(0, 13)}…` : id}]` : '')
-  const str = (value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? String(value))
-  const driver = (r) => (typeof r.host === 'string' ? ` (host ${r.host}${typeof r.fence === 'number' ? `, lease fence ${r.fence}` : ''})` : '')
+  const str = (value) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)))
+  const driver = (r) =>
+    typeof r.host === 'string' ? ` (host ${r.host}${typeof r.fence === 'number' ? `, lease fence ${r.fence}` : ''})` : ''
 
   function describe(r) {
     switch (r.type) {
@@ -310,7 +348,9 @@
         return `the open turn is taken over (after a crash, a hand-off or an answer)${driver(r)}`
       case 'harness.assistant': {
         const said = r.text ? `says ${clip(JSON.stringify(r.text))}` : ''
-        const calls = (Array.isArray(r.toolCalls) ? r.toolCalls : []).map((c) => `calls ${str(c?.name)} ${clip(str(c?.arguments), 80)}${short(c?.id)}`).join('; ')
+        const calls = (Array.isArray(r.toolCalls) ? r.toolCalls : [])
+          .map((c) => `calls ${str(c?.name)} ${clip(str(c?.arguments), 80)}${short(c?.id)}`)
+          .join('; ')
         return [said, calls].filter(Boolean).join('; ') || '(empty)'
       }
       case 'harness.step':
@@ -352,9 +392,17 @@
       'tr',
       { className: crash ? 'crash' : resumed ? 'resumed' : asked ? 'question' : '', dataset: { type, seq } },
       el('td', { className: 'seq', textContent: String(seq) }),
-      el('td', { className: 'time', textContent: when, title: typeof record?.at === 'number' ? 'logged at' : 'the time of the last record before it that has one' }),
+      el('td', {
+        className: 'time',
+        textContent: when,
+        title: typeof record?.at === 'number' ? 'logged at' : 'the time of the last record before it that has one',
+      }),
       el('td', { className: 'kind', textContent: kind }),
-      el('td', {}, el('details', {}, el('summary', {}, describe(record)), el('pre', { className: 'record' }, JSON.stringify(record, null, 2)))),
+      el(
+        'td',
+        {},
+        el('details', {}, el('summary', {}, describe(record)), el('pre', { className: 'record' }, JSON.stringify(record, null, 2))),
+      ),
     )
   }
 

@@ -3,7 +3,31 @@
 // only ever become a text node or a plain attribute value.
 ;(() => {
   /** Properties el() sets; anything else (innerHTML, href, on* handlers from data) is refused. */
-  const ALLOWED = new Set(['className', 'id', 'type', 'name', 'title', 'textContent', 'disabled', 'hidden', 'value', 'placeholder', 'required', 'step', 'min', 'max', 'rows', 'open', 'htmlFor', 'checked', 'selected', 'noValidate', 'onclick', 'onsubmit', 'oninput'])
+  const ALLOWED = new Set([
+    'className',
+    'id',
+    'type',
+    'name',
+    'title',
+    'textContent',
+    'disabled',
+    'hidden',
+    'value',
+    'placeholder',
+    'required',
+    'step',
+    'min',
+    'max',
+    'rows',
+    'open',
+    'htmlFor',
+    'checked',
+    'selected',
+    'noValidate',
+    'onclick',
+    'onsubmit',
+    'oninput',
+  ])
   /** An element with text-only children: strings become text nodes. */
   function el(tag, { dataset, ...props } = {}, ...children) {
     const node = document.createElement(tag)

@@ -23,11 +23,22 @@
       schema && typeof schema.description === 'string' ? el('div', { className: 'muted hint' }, schema.description) : null,
       schema && 'default' in schema ? el('div', { className: 'muted hint' }, `default: ${text(schema.default)}`) : null,
     ]
-    const caption = el('label', { htmlFor: id }, text(schema?.title ?? label), required ? el('span', { className: 'required', title: 'required' }, ' *') : null)
+    const caption = el(
+      'label',
+      { htmlFor: id },
+      text(schema?.title ?? label),
+      required ? el('span', { className: 'required', title: 'required' }, ' *') : null,
+    )
     if (kind === 'object') {
       const need = new Set(Array.isArray(schema.required) ? schema.required.map(String) : [])
       const parts = Object.entries(schema.properties).map(([key, inner]) => [key, field(inner, `${path}[${key}]`, key, need.has(key))])
-      const node = el('fieldset', { className: 'object', dataset: { path } }, path === 'root' ? null : el('legend', {}, text(schema.title ?? label)), ...hints, ...parts.map(([, part]) => part.node))
+      const node = el(
+        'fieldset',
+        { className: 'object', dataset: { path } },
+        path === 'root' ? null : el('legend', {}, text(schema.title ?? label)),
+        ...hints,
+        ...parts.map(([, part]) => part.node),
+      )
       return {
         node,
         read() {
@@ -44,10 +55,24 @@
     let read
     if (kind === 'enum' || kind === 'boolean') {
       const options = kind === 'boolean' ? [true, false] : schema.enum
-      input = el('select', { id, name: path }, el('option', { value: '' }, '— choose —'), ...options.map((option, i) => el('option', { value: String(i) }, kind === 'boolean' ? (option ? 'yes (true)' : 'no (false)') : text(option))))
+      input = el(
+        'select',
+        { id, name: path },
+        el('option', { value: '' }, '— choose —'),
+        ...options.map((option, i) =>
+          el('option', { value: String(i) }, kind === 'boolean' ? (option ? 'yes (true)' : 'no (false)') : text(option)),
+        ),
+      )
       read = () => (input.value === '' ? undefined : options[Number(input.value)])
     } else if (kind === 'number' || kind === 'integer') {
-      input = el('input', { id, name: path, type: 'number', step: kind === 'integer' ? '1' : 'any', min: typeof schema.minimum === 'number' ? schema.minimum : undefined, max: typeof schema.maximum === 'number' ? schema.maximum : undefined })
+      input = el('input', {
+        id,
+        name: path,
+        type: 'number',
+        step: kind === 'integer' ? '1' : 'any',
+        min: typeof schema.minimum === 'number' ? schema.minimum : undefined,
+        max: typeof schema.maximum === 'number' ? schema.maximum : undefined,
+      })
       read = () => (input.value.trim() === '' ? undefined : Number(input.value))
     } else if (kind === 'string') {
       input = el('input', { id, name: path, type: 'text' })

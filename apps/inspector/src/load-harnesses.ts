@@ -13,7 +13,10 @@ export async function loadHarnesses(path: string): Promise<Harness[]> {
   let found = module.harnesses ?? module.default
   if (typeof found === 'function') found = await (found as () => unknown)()
   const list = [found].flat()
-  if (list.length === 0 || list.some((h) => typeof h !== 'object' || h === null || typeof (h as Harness).name !== 'string' || !Array.isArray((h as Harness).tools))) {
+  if (
+    list.length === 0 ||
+    list.some((h) => typeof h !== 'object' || h === null || typeof (h as Harness).name !== 'string' || !Array.isArray((h as Harness).tools))
+  ) {
     throw new Error(
       `${path} exports no harnesses: export const harnesses = [defineHarness(...)] (or a default export, or a function that returns them).`,
     )

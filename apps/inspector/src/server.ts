@@ -114,7 +114,8 @@ export function inspectorListener(options: InspectorListenerOptions): InspectorL
       return
     }
     readFile(join(PUBLIC, asset.file)).then(
-      (body) => res.writeHead(200, { 'content-type': asset.type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body),
+      (body) =>
+        res.writeHead(200, { 'content-type': asset.type, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body),
       () => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('missing asset'),
     )
   }

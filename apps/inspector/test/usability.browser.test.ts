@@ -114,7 +114,11 @@ describe.skipIf(!hasChromium)('the inspector as a person uses it', () => {
     const { page, store, inspector } = await world()
     let seq = (await store.read('pay-1')).length + 1
     for (let i = 0; i < 2500; i += 500) {
-      await store.append('pay-1', seq, Array.from({ length: 500 }, (_, k) => ({ type: 'app.note', n: i + k })))
+      await store.append(
+        'pay-1',
+        seq,
+        Array.from({ length: 500 }, (_, k) => ({ type: 'app.note', n: i + k })),
+      )
       seq += 500
     }
     const total = seq - 1
@@ -138,7 +142,7 @@ describe.skipIf(!hasChromium)('the inspector as a person uses it', () => {
   it('the token never travels in a URL, and when the program ends the page says so', async () => {
     const { page, requests, token, inspector } = await world()
     await page.locator('#waiting li', { hasText: 'ship-1' }).click()
-    await poll(() => requests.some((url) => url.includes('/events'))).toBe(true)
+    await poll(async () => requests.some((url) => url.includes('/events'))).toBe(true)
     expect(requests.filter((url) => url.includes(token))).toEqual([])
     expect(page.url()).not.toContain(token)
     await inspector.close()

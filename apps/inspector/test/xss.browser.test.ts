@@ -128,7 +128,12 @@ async function damage(page: Page) {
       (node) => node.outerHTML.slice(0, 80),
     )
     const handlers = [...document.querySelectorAll('*')].flatMap((node) =>
-      [...node.attributes].filter((a) => a.name.startsWith('on') || (/^(href|src|action|formaction|xlink:href|srcdoc)$/.test(a.name) && /javascript:/i.test(a.value))).map((a) => `${node.tagName}[${a.name}]`),
+      [...node.attributes]
+        .filter(
+          (a) =>
+            a.name.startsWith('on') || (/^(href|src|action|formaction|xlink:href|srcdoc)$/.test(a.name) && /javascript:/i.test(a.value)),
+        )
+        .map((a) => `${node.tagName}[${a.name}]`),
     )
     return { ran: w.__ran, violations: w.__violations, markup, handlers }
   })

@@ -52,7 +52,9 @@ export async function watchSession(
   const stream = new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        controller.enqueue(encoder.encode(`retry: ${Math.max(1000, timing.pollMs)}\n: watching ${JSON.stringify(sessionId)} after ${after}\n\n`))
+        controller.enqueue(
+          encoder.encode(`retry: ${Math.max(1000, timing.pollMs)}\n: watching ${JSON.stringify(sessionId)} after ${after}\n\n`),
+        )
       },
       // One chunk per pull: the next page is read only once the client took this one.
       async pull(controller) {

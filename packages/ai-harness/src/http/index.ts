@@ -4,7 +4,7 @@
  * Web-standard `Request → Response`; `toNodeListener` mounts it on `node:http`.
  * @packageDocumentation
  */
-export { type Authorize, type HarnessAction, type SessionScope } from './authorize.js'
+export type { Authorize, HarnessAction, SessionScope } from './authorize.js'
 export { createHarnessHandler, type HarnessHandlerOptions } from './handler.js'
 export { toNodeListener } from './node.js'
 export type { HandlerErrorBody, HandlerErrorCode } from './responses.js'

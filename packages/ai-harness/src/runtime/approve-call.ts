@@ -23,12 +23,7 @@ export interface ApproveOptions {
  * already in the log (a reply lost after the append landed, or a retry) is a success,
  * and the wakeup is scheduled whatever happened before.
  */
-export async function approveCall(
-  store: GuardedStore,
-  clock: Clock,
-  rules: PersonInputRules,
-  options: ApproveOptions,
-): Promise<void> {
+export async function approveCall(store: GuardedStore, clock: Clock, rules: PersonInputRules, options: ApproveOptions): Promise<void> {
   const { sessionId, toolCallId, approved, reason } = options ?? ({} as never)
   assertLogId(sessionId, store.limits)
   if (typeof toolCallId !== 'string' || toolCallId === '')

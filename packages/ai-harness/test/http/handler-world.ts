@@ -51,4 +51,3 @@ export async function world(authorize: Authorize = () => true) {
 
 export const body = async (response: Response) => (await response.json()) as Record<string, unknown>
 export const session = (id: string) => `/sessions/${encodeURIComponent(id)}`
-
