@@ -4,8 +4,10 @@
   const { el } = window.inspectorDom
   const { schemaForm } = window.inspectorSchemaForm
   const hash = new URLSearchParams(location.hash.slice(1))
-  const token = hash.get('token') ?? ''
-  // The token stays in memory: out of the address bar, the history and any Referer.
+  // The token leaves the address bar and the history at once; this tab keeps it for a reload
+  // (sessionStorage: this origin and tab only, never sent anywhere).
+  const token = hash.get('token') ?? sessionStorage.getItem('inspector-token') ?? ''
+  sessionStorage.setItem('inspector-token', token)
   history.replaceState(null, '', location.pathname + location.search)
   const $ = (id) => document.getElementById(id)
   const PAGE = 500
