@@ -90,7 +90,7 @@ function hostileHarness() {
       const text = String(last.content)
       const tool = text.startsWith('pay') ? 'pay' : 'probe'
       const args = { memo: all(`${tool}.args`), ...(tool === 'probe' ? { links: text.includes('links') } : {}) }
-      return { text: all('assistant.before-call'), toolCalls: [{ name: tool, args, id: `call-${tool}` }] }
+      return { text: all('assistant.before-call'), toolCalls: [{ name: tool, args, id: `call-${tool} ${payloads('call.id')[tool === 'pay' ? 0 : 2]}` }] }
     }),
     tools: [probe, pay],
   })
@@ -224,6 +224,7 @@ describe.skipIf(!hasChromium)('the inspector renders hostile session content ine
       expect(await damage(page)).toEqual(inert)
       expect(await page.locator('.approval').textContent()).toContain(`__xss('pay.description:svg')`)
       expect(await page.locator('.approval pre.arguments').textContent()).toContain(`__xss('pay.args:iframe')`)
+      expect(await page.locator('.approval').textContent()).toContain(`call-pay <img src=x onerror="__xss('call.id:img')">`)
       // Every session, every record opened, an answer typed and sent.
       await openEverything(page, world.ids)
       await page.locator('#sessions li').filter({ hasText: world.ids.ask }).first().click()
