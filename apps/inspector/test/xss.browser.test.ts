@@ -90,7 +90,10 @@ function hostileHarness() {
       const text = String(last.content)
       const tool = text.startsWith('pay') ? 'pay' : 'probe'
       const args = { memo: all(`${tool}.args`), ...(tool === 'probe' ? { links: text.includes('links') } : {}) }
-      return { text: all('assistant.before-call'), toolCalls: [{ name: tool, args, id: `call-${tool} ${payloads('call.id')[tool === 'pay' ? 0 : 2]}` }] }
+      return {
+        text: all('assistant.before-call'),
+        toolCalls: [{ name: tool, args, id: `call-${tool} ${payloads('call.id')[tool === 'pay' ? 0 : 2]}` }],
+      }
     }),
     tools: [probe, pay],
   })
