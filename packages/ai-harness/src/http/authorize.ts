@@ -18,8 +18,9 @@ export interface SessionScope {
  * Decides whether a request may do `action` (on `sessionId`, for the actions of one
  * session; a listing gets `undefined`). Return `true` to allow everything the action
  * touches, a {@link SessionScope} to allow only the sessions in it, and anything else
- * refuses with 403 `FORBIDDEN` before the store is touched. Read your session cookie or
- * bearer token from `request` here.
+ * refuses with 403 `FORBIDDEN` before the store is touched, and before the id is checked (an
+ * id that is not valid percent-encoding comes as it is in the path, and is refused with 400
+ * only if you allow it). Read your session cookie or bearer token from `request` here.
  */
 export type Authorize = (
   request: Request,
