@@ -1,6 +1,7 @@
 import type { LogEntry } from '../contract/types.js'
 import type { JsonObject } from '../json/json-types.js'
 import type { Host } from '../runtime/host.js'
+import { harnessNamed } from '../runtime/person-input.js'
 import { type OpenWaits, openWaits, parkedCall, readAndFold, type SessionState } from '../runtime/session-fold.js'
 import { numberParam } from './request-input.js'
 import { Refusal } from './responses.js'
@@ -73,7 +74,7 @@ export async function readSession(host: Host, sessionId: string, params: URLSear
   const parked = parkedCall(state)
   const waits = openWaits(sessionId, state)
   const questions = waits.questions.map(questionView)
-  const tools = host.harnesses.find((h) => h.name === state.harness)?.tools ?? []
+  const tools = (state.harness === undefined ? undefined : harnessNamed(host.harnesses, state.harness))?.tools ?? []
   const approvals = waits.approvals.map(({ toolCallId, toolName, input }) => {
     const description = tools.find((tool) => tool.name === toolName)?.description
     return { toolCallId, toolName, description: typeof description === 'string' ? description : null, input }

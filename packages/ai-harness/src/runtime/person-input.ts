@@ -2,6 +2,7 @@ import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, LogRecord } from '../contract/types.js'
 import { resolvableSecrets } from '../secrets/session-secrets.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
+import { agentMetaOf } from './agent-tool.js'
 import type { Harness } from './harness.js'
 import { readAndFold, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore, isOutcomeUnknown } from './store-boundary.js'
@@ -66,7 +67,7 @@ export type SecretFinder = Pick<SecretScanner, 'find'>
  * (CAPABILITY_MISSING, nothing written) instead of letting it through unchecked.
  */
 export async function secretsOf(rules: PersonInputRules, sessionId: string, state: SessionState): Promise<SecretFinder> {
-  const harness = rules.harnesses.find((h) => h.name === state.harness)
+  const harness = state.harness === undefined ? undefined : harnessNamed(rules.harnesses, state.harness)
   if (state.harness !== undefined && !harness) {
     throw new HarnessError(
       'CAPABILITY_MISSING',
@@ -83,6 +84,25 @@ export async function secretsOf(rules: PersonInputRules, sessionId: string, stat
       return null
     },
   }
+}
+
+/**
+ * The harness of that name among `harnesses` and the child harnesses of their agent tools, at
+ * any depth: a child session is made by a harness the host runs through its parent's tool.
+ */
+export function harnessNamed(harnesses: readonly Harness[], name: string): Harness | undefined {
+  const seen = new Set<Harness>()
+  const queue = [...harnesses]
+  for (let harness = queue.shift(); harness; harness = queue.shift()) {
+    if (seen.has(harness)) continue
+    seen.add(harness)
+    if (harness.name === name) return harness
+    for (const tool of harness.tools) {
+      const child = agentMetaOf(tool)?.harness
+      if (child) queue.push(child)
+    }
+  }
+  return undefined
 }
 
 async function wake(store: GuardedStore, clock: Clock, sessionId: string): Promise<void> {
