@@ -176,11 +176,12 @@
   /** Status, questions and approvals again; the timeline keeps its rows (live ones never vanish). */
   async function refreshHead() {
     const id = selected
+    if (!shown) return
     try {
       const view = await api(`${sessionPath(id)}?after=${shown.last}&limit=1`)
       if (id === selected) renderHead(view)
     } catch (error) {
-      if (!ended) $('head').replaceChildren(failure(error))
+      if (!ended) $('head')?.replaceChildren(failure(error))
     }
   }
 
