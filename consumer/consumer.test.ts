@@ -25,6 +25,7 @@ const LIBRARIES = [
   'packages/ai-harness-dynamodb',
   'packages/ai-harness-s3',
   'conformance',
+  'apps/inspector',
 ]
 
 /** What the project installs from the registry beside the tarballs: the versions this repository tests with. */
@@ -141,6 +142,7 @@ describe('the packed libraries, installed with npm in a project outside the work
       '@tanstack/ai-harness-dynamodb',
       '@tanstack/ai-harness-s3',
       '@tanstack/ai-harness-conformance',
+      '@tanstack/ai-harness-inspector',
     ]) {
       const manifest = installed(name)
       expect(manifest.private, name).toBeUndefined()
@@ -186,6 +188,22 @@ describe('the packed libraries, installed with npm in a project outside the work
       needsRecovery: true,
       results: [{ chargeId: 'ch_o1' }],
     })
+  })
+
+  it("the inspector, mounted in the app's own server under a path with the app's own authorize: page, CSP, scoped API", async () => {
+    const out = await track(run(process.execPath, ['dist/src/inspector-mount.js'], app, 60_000))
+    expect(lastJsonLine(out)).toEqual({
+      page: 200,
+      csp: true,
+      loadsScripts: true,
+      script: 200,
+      sessions: { sessions: ['tenant-a/order-1'], next: null },
+      refused: 403,
+    })
+    // The page's files are in the tarball, beside the code.
+    for (const file of ['index.html', 'app.js', 'dom.js', 'schema-form.js', 'app.css']) {
+      expect(existsSync(join(app, 'node_modules', '@tanstack/ai-harness-inspector', 'public', file)), file).toBe(true)
+    }
   })
 
   it('PGlite: a process SIGKILLed inside the invoice step, resumed by a new process: one charge, one invoice', async () => {

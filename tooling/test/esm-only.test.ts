@@ -17,6 +17,7 @@ const LIBRARIES = [
   'packages/ai-harness-dynamodb',
   'packages/ai-harness-s3',
   'conformance',
+  'apps/inspector',
 ]
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(repo, dir, 'package.json'), 'utf8'))

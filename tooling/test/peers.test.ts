@@ -17,6 +17,7 @@ const LIBRARIES = [
   'packages/ai-harness-dynamodb',
   'packages/ai-harness-s3',
   'conformance',
+  'apps/inspector',
 ]
 const SHARED = ['zod', '@tanstack/ai', '@tanstack/ai-harness']
 

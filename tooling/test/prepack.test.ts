@@ -89,7 +89,11 @@ describe('prepack: no tarball without its code', () => {
   })
 
   it('is the prepack of every published library of the workspace', async () => {
-    const folders = [...(await readdir(join(repo, 'packages'))).map((name) => join('packages', name)), 'conformance']
+    const folders = [
+      ...(await readdir(join(repo, 'packages'))).map((name) => join('packages', name)),
+      ...(await readdir(join(repo, 'apps'))).map((name) => join('apps', name)),
+      'conformance',
+    ]
     const published: string[] = []
     for (const folder of folders) {
       const manifest = JSON.parse(await readFile(join(repo, folder, 'package.json'), 'utf8').catch(() => '{"private":true}'))
@@ -97,6 +101,6 @@ describe('prepack: no tarball without its code', () => {
       published.push(manifest.name)
       expect(resolve(repo, folder, manifest.scripts?.prepack?.replace(/^node /, '') ?? ''), manifest.name).toBe(PREPACK)
     }
-    expect(published).toHaveLength(6)
+    expect(published).toHaveLength(7)
   })
 })

@@ -1,14 +1,20 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createHost, type HarnessStore } from '@tanstack/ai-harness'
+import { createHost, type Harness } from '@tanstack/ai-harness'
+import { loadHarnesses } from './load-harnesses.js'
+import { openStore } from './open-store.js'
 import { startInspector } from './server.js'
 
-const USAGE = `Usage: inspector [--store <url>] [--data-dir <dir>] [--port <n>] [--host <name>]
+const USAGE = `Usage: harness-inspector [--store <url>] [--harnesses <module>] [--data-dir <dir>] [--port <n>] [--host <name>]
 
   --store      where the sessions are: pglite:<folder>, postgres://user@host:5432/db (or
                postgresql://; ?schema=<name> for another schema), memory: (an empty demo store).
-               Default: the checkout app's PGlite data, <data-dir>/pglite.
+               Default: the checkout app's PGlite data, <data-dir>/pglite. Opened read-only in
+               what it creates: a missing schema or missing tables are an error, never created.
+  --harnesses  a module that exports your app's harnesses (export const harnesses = [...]), so
+               answers and approvals are checked by your app's rules (its secrets). Without it
+               the inspector reads and cancels, and refuses answers it cannot check.
   --data-dir   the checkout app's data folder (default .checkout-data, as \`pnpm checkout\` makes it)
   --port       default 4173
   --host       default 127.0.0.1 (this machine only)
@@ -16,38 +22,14 @@ const USAGE = `Usage: inspector [--store <url>] [--data-dir <dir>] [--port <n>] 
 The page's URL carries a random token after #: every API request must show it.
 A PGlite folder can be open in one process at a time: stop the program that uses it first.`
 
-async function openStore(url: string): Promise<{ store: HarnessStore; close(): Promise<void> }> {
-  if (url.startsWith('pglite:')) {
-    const [{ PGlite }, { postgresStore }] = await Promise.all([import('@electric-sql/pglite'), import('@tanstack/ai-harness-postgres')])
-    const store = postgresStore({ client: new PGlite(resolve(url.slice('pglite:'.length))), closeClient: true })
-    await store.migrate()
-    return { store, close: () => store.close() }
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const [{ default: pg }, { postgresStore }] = await Promise.all([import('pg'), import('@tanstack/ai-harness-postgres')])
-    const parsed = new URL(url)
-    const schema = parsed.searchParams.get('schema') ?? undefined
-    parsed.searchParams.delete('schema')
-    const pool = new pg.Pool({ connectionString: parsed.toString(), max: 4 })
-    pool.on('error', () => {})
-    const store = postgresStore({ client: pool, closeClient: true, ...(schema ? { schema } : {}) })
-    await store.migrate()
-    return { store, close: () => store.close() }
-  }
-  if (url === 'memory:') {
-    const { memoryStore } = await import('@tanstack/ai-harness-memory')
-    return { store: memoryStore(), close: async () => {} }
-  }
-  throw new Error(`Unknown store ${JSON.stringify(url)}: use pglite:<folder>, postgres://… or memory:.`)
-}
-
 async function main(): Promise<number> {
-  let values: { store?: string; 'data-dir'?: string; port?: string; host?: string; help?: boolean }
+  let values: { store?: string; harnesses?: string; 'data-dir'?: string; port?: string; host?: string; help?: boolean }
   try {
     ;({ values } = parseArgs({
       args: process.argv.slice(2).filter((arg) => arg !== '--'),
       options: {
         store: { type: 'string' },
+        harnesses: { type: 'string' },
         'data-dir': { type: 'string' },
         port: { type: 'string' },
         host: { type: 'string' },
@@ -68,6 +50,13 @@ async function main(): Promise<number> {
     return 2
   }
   const url = values.store ?? `pglite:${resolve(values['data-dir'] ?? '.checkout-data', 'pglite')}`
+  let harnesses: Harness[] = []
+  try {
+    if (values.harnesses) harnesses = await loadHarnesses(values.harnesses)
+  } catch (error) {
+    process.stderr.write(`inspector: cannot load --harnesses ${values.harnesses}: ${(error as Error).message}\n`)
+    return 2
+  }
   let opened: Awaited<ReturnType<typeof openStore>>
   try {
     opened = await openStore(url)
@@ -75,8 +64,9 @@ async function main(): Promise<number> {
     process.stderr.write(`inspector: cannot open the store ${url}: ${(error as Error).message}\n`)
     return 3
   }
-  // No harnesses: this host only reads, answers and cancels; the app's workers resume the sessions.
-  const host = createHost({ store: opened.store, harnesses: [] })
+  // The app's workers resume the sessions. Without the app's harnesses this host cannot check
+  // its secret rules, so it refuses answers (CAPABILITY_MISSING) rather than log them unchecked.
+  const host = createHost({ store: opened.store, harnesses })
   const inspector = await startInspector({ host, port, hostname: values.host ?? '127.0.0.1' })
   process.stdout.write(`inspector: ${inspector.url}\n`)
   await new Promise<void>((done) => {

@@ -9,24 +9,11 @@ import { type Browser, chromium } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { type Inspector, startInspector } from '../src/index.js'
+import { CHROMIUM, chromiumOrFail, poll } from './browser.js'
 
-/** Chromium from Debian's packages (`apt-get install -y chromium`); `.ci/run` installs it when missing. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const isCi = ['true', '1', 'yes'].includes(String(process.env.CI ?? '').toLowerCase())
 const here = dirname(fileURLToPath(import.meta.url))
 const ARTIFACTS = join(here, '..', 'test-artifacts')
-
-// Without Chromium: skipped on a developer's machine (with the reason), a failure with CI set.
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium && isCi) {
-  describe('the inspector in a browser', () => {
-    it('needs Chromium', () => {
-      throw new Error(
-        `Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install -y chromium). With CI set its absence is a failure.`,
-      )
-    })
-  })
-}
+const hasChromium = chromiumOrFail('the inspector in a browser')
 
 /** A checkout that asks the customer to confirm the amount before it charges. */
 const confirmingCheckout = () =>
@@ -52,9 +39,6 @@ const confirmingCheckout = () =>
       ),
     ],
   })
-
-/** Waits for the page as a person would, with room for a busy CI machine (vitest's default is 1 s). */
-const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 20_000, interval: 100 })
 
 describe.skipIf(!hasChromium)('the inspector in a browser', () => {
   let browser: Browser | undefined

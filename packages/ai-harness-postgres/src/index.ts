@@ -15,13 +15,14 @@ import { createContext } from './context.js'
 import { createDriver } from './driver.js'
 import { leaseStore } from './leases.js'
 import { logOperations } from './log.js'
-import { runMigrations } from './migrations.js'
+import { runMigrations, type SchemaStatus, schemaStatus } from './migrations.js'
 import { checkOptions, POSTGRES_DEFAULT_LIMITS, POSTGRES_DEFAULT_TIMEOUT_MS, type PostgresStoreOptions } from './options.js'
 import { statements, tableNames } from './sql.js'
 import { isTransientPostgresError } from './transient.js'
 import { sessionListStore, wakeupStore } from './wakeups.js'
 
 export type { PostgresClient, PgPoolLike, PgPoolClientLike, PgClientLike, PGliteLike } from './driver-types.js'
+export type { SchemaStatus } from './migrations.js'
 export { isTransientPostgresError } from './transient.js'
 export { DeadlineExceededError } from './pg-driver.js'
 export {
@@ -40,6 +41,12 @@ export interface PostgresStore extends HarnessStore {
   now(): Promise<number>
   /** Creates or updates the tables. Idempotent and safe from many processes at once; returns the versions it applied. */
   migrate(): Promise<number[]>
+  /**
+   * Whether the schema exists and which migrations it lacks, read without creating or
+   * changing anything: for a tool that must only read (an inspector) and should say
+   * "no such schema" rather than create one from a typo.
+   */
+  schemaStatus(): Promise<SchemaStatus>
   /** Every row of this store's tables, every column as text, one row a line. For tests and support. */
   dump(): Promise<string>
   close(): Promise<void>
@@ -90,6 +97,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     migrate: () => ctx.run('migrate', () => runMigrations(driver, names, sql)),
+    schemaStatus: () => ctx.run('schemaStatus', () => schemaStatus(driver, names, sql)),
 
     async dump() {
       const lines: string[] = []

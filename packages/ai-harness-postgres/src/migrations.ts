@@ -108,3 +108,21 @@ export async function runMigrations(driver: Driver, t: TableNames, sql: Statemen
     return done
   })
 }
+
+/** What `schemaStatus()` finds: whether the schema exists, and the migrations not applied to it yet. */
+export interface SchemaStatus {
+  /** False: no schema of that name (a mistyped `schema` option?). */
+  readonly schemaExists: boolean
+  /** Versions `migrate()` would apply; every version when the tables are missing. Empty: ready to use. */
+  readonly pending: number[]
+}
+
+/** Looks at the schema and its migrations table without creating, locking or changing anything. */
+export async function schemaStatus(driver: Driver, t: TableNames, sql: Statements = statements(t)): Promise<SchemaStatus> {
+  const all = migrations.map((m) => m.version)
+  if ((await driver.query(sql.schemaExists, [t.schemaName])).length === 0) return { schemaExists: false, pending: all }
+  const [table] = await driver.query(sql.migrationsTableExists, [t.migrations])
+  if (!table?.found) return { schemaExists: true, pending: all }
+  const applied = new Set((await driver.query(sql.appliedMigrations)).map((row) => Number(row.version)))
+  return { schemaExists: true, pending: all.filter((version) => !applied.has(version)) }
+}

@@ -271,6 +271,8 @@ LIMIT $2::bigint`,
     /** $1 schema name. */
     schemaExists: 'SELECT 1 AS found FROM pg_namespace WHERE nspname = $1::text',
     appliedMigrations: `SELECT version FROM ${t.migrations} ORDER BY version`,
+    /** $1 the migrations table's qualified, quoted name: null when it does not exist (to_regclass creates nothing and takes no lock). */
+    migrationsTableExists: 'SELECT to_regclass($1::text) IS NOT NULL AS found',
     /** $1 version, $2 name. */
     recordMigration: `INSERT INTO ${t.migrations} (version, name) VALUES ($1::int, $2::text)`,
 

@@ -99,3 +99,19 @@ describe('configuration', () => {
     expect(postgresStore({ client: lite, limits: { maxRecordBytes: 1000 } }).limits.maxRecordBytes).toBe(1000)
   })
 })
+
+describe.each(drivers)('schemaStatus (%s)', (_, client) => {
+  it('says a schema is missing, or which migrations it lacks, and creates nothing', async () => {
+    const sql = client as unknown as { query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }> }
+    const name = freshSchema('status-missing')
+    const missing = postgresStore({ client, schema: name })
+    expect(await missing.schemaStatus()).toEqual({ schemaExists: false, pending: [1, 2] })
+    expect((await sql.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [name])).rows).toEqual([])
+    const made = schema('status-made')
+    await sql.query(`CREATE SCHEMA "${made}"`)
+    const empty = postgresStore({ client, schema: made })
+    expect(await empty.schemaStatus()).toEqual({ schemaExists: true, pending: [1, 2] })
+    await empty.migrate()
+    expect(await empty.schemaStatus()).toEqual({ schemaExists: true, pending: [] })
+  })
+})

@@ -1,6 +1,6 @@
 import { createHost, type HarnessStore, readAndFold } from '@tanstack/ai-harness'
 import { openQuestions } from '@tanstack/ai-harness/http'
-import { startInspector } from 'harness-inspector'
+import { startInspector } from '@tanstack/ai-harness-inspector'
 import { checkoutHarness } from '../agent/harness.js'
 import { ORDER_AMOUNT_EUR } from '../agent/tools.js'
 import { CliError, ExitCode, usageError } from '../exit-codes.js'

@@ -5,15 +5,8 @@
  * `@tanstack/ai-harness/http/node` mounts it on `node:http`.
  * @packageDocumentation
  */
-export {
-  type Authorize,
-  createHarnessHandler,
-  type HandlerErrorBody,
-  type HandlerErrorCode,
-  type HarnessAction,
-  type HarnessHandlerOptions,
-  type OpenApprovalView,
-  type OpenQuestion,
-  openQuestions,
-  type SessionView,
-} from './handler.js'
+export type { Authorize, HarnessAction, SessionScope } from './authorize.js'
+export { createHarnessHandler, type HarnessHandlerOptions } from './handler.js'
+export type { HandlerErrorBody, HandlerErrorCode } from './responses.js'
+export type { SessionPage } from './session-listing.js'
+export { type OpenApprovalView, type OpenQuestion, openQuestions, type SessionView } from './session-view.js'

@@ -27,8 +27,9 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
       for (;;) {
         const { done, value } = await reader.read()
         if (done) break
-        // Each chunk at once: an event stream must not wait in a buffer.
-        res.write(value)
+        // Each chunk at once (an event stream must not wait in a buffer), but no next chunk
+        // before the socket took this one: a client that reads nothing holds back the handler.
+        if (!res.write(value)) await drained(res, gone.signal)
       }
       res.end()
     } catch {
@@ -38,6 +39,20 @@ export function toNodeListener(handler: (request: Request) => Promise<Response>)
       )
     }
   }
+}
+
+/** Resolves when `res` can take more, or when the client is gone. */
+function drained(res: ServerResponse, gone: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      gone.removeEventListener('abort', done)
+      resolve()
+    }
+    res.once('drain', done)
+    gone.addEventListener('abort', done, { once: true })
+    if (gone.aborted) done()
+  })
 }
 
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {

@@ -4,8 +4,7 @@ import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
 import { findNonJson, jsonCopy, jsonEqual } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import type { Harness } from './harness.js'
-import { logPersonInput, secretsOf } from './person-input.js'
+import { logPersonInput, type PersonInputRules, secretsOf } from './person-input.js'
 import type { AnswerRecord } from './records.js'
 import type { GuardedStore } from './store-boundary.js'
 
@@ -18,7 +17,7 @@ import type { GuardedStore } from './store-boundary.js'
 export async function answerQuestion(
   store: GuardedStore,
   clock: Clock,
-  harnesses: readonly Harness[],
+  rules: PersonInputRules,
   options: { sessionId: string; questionId: string; answer: unknown },
 ): Promise<void> {
   const { sessionId, questionId: id, answer } = options ?? ({} as never)
@@ -46,7 +45,7 @@ export async function answerQuestion(
       )
     }
     // Before the schema check: its messages may repeat the answer.
-    const held = (await secretsOf(harnesses, state)).find(answer)
+    const held = (await secretsOf(rules, sessionId, state)).find(answer)
     if (held) {
       throw new HarnessError(
         'RECORD_SECRET',

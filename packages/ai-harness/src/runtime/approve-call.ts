@@ -1,8 +1,7 @@
 import { HarnessError } from '../contract/errors.js'
 import { assertLogId, isWellFormedText } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
-import type { Harness } from './harness.js'
-import { logPersonInput, secretsOf } from './person-input.js'
+import { logPersonInput, type PersonInputRules, secretsOf } from './person-input.js'
 import type { ApprovalDecidedRecord } from './records.js'
 import type { GuardedStore } from './store-boundary.js'
 
@@ -24,12 +23,7 @@ export interface ApproveOptions {
  * already in the log (a reply lost after the append landed, or a retry) is a success,
  * and the wakeup is scheduled whatever happened before.
  */
-export async function approveCall(
-  store: GuardedStore,
-  clock: Clock,
-  harnesses: readonly Harness[],
-  options: ApproveOptions,
-): Promise<void> {
+export async function approveCall(store: GuardedStore, clock: Clock, rules: PersonInputRules, options: ApproveOptions): Promise<void> {
   const { sessionId, toolCallId, approved, reason } = options ?? ({} as never)
   assertLogId(sessionId, store.limits)
   if (typeof toolCallId !== 'string' || toolCallId === '')
@@ -62,7 +56,7 @@ export async function approveCall(
       )
     }
     if (reason !== undefined) {
-      const held = (await secretsOf(harnesses, state)).find(reason, 'reason')
+      const held = (await secretsOf(rules, sessionId, state)).find(reason, 'reason')
       if (held) {
         throw new HarnessError(
           'RECORD_SECRET',

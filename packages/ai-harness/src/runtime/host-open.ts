@@ -5,6 +5,7 @@ import type { Clock, Lease } from '../contract/types.js'
 import type { Harness } from './harness.js'
 import { openSession } from './live-session.js'
 import type { Session } from './session.js'
+import type { SecretScanner } from '../secrets/secret-scanner.js'
 import { SessionSecrets } from '../secrets/session-secrets.js'
 import { applyEntry, OPEN_PAGE, readAndFold, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
@@ -21,6 +22,8 @@ export interface HostContext {
   readonly clock: Clock
   readonly timings: RuntimeTimings
   readonly onClosed: (session: Session) => void
+  /** Told of each session object this host opens, with its secrets' scanner: `host.answer` and `host.approve` check input against it. */
+  readonly onOpened: (session: Session, scanner: SecretScanner) => void
 }
 
 export interface OpenRequest {
@@ -81,6 +84,7 @@ export async function openOnHost(context: HostContext, request: OpenRequest): Pr
       openChild: async (child, childId, parent) =>
         (await openOnHost(context, { sessionId: childId, harness: child, parent, secrets: request.secrets, resumeOnly: false }))!,
     })
+    context.onOpened(session, sessionSecrets.scanner)
     return session
   } catch (error) {
     if (lease) await store.leases?.release(lease).catch(() => {})

@@ -1,11 +1,13 @@
 import { systemClock } from '../contract/clock.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
+import type { SecretScanner } from '../secrets/secret-scanner.js'
 import { answerQuestion } from './answer-question.js'
 import { approveCall } from './approve-call.js'
 import { deleteSessionTree } from './delete-session.js'
 import type { Harness } from './harness.js'
 import { type HostContext, openOnHost } from './host-open.js'
+import type { PersonInputRules } from './person-input.js'
 import type { Session } from './session.js'
 import { type GuardedStore, guardStore } from './store-boundary.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
@@ -59,6 +61,10 @@ export interface Host {
    * question's schema (ANSWER_INVALID, nothing written), logs it (ALREADY_ANSWERED for a
    * different second answer), and schedules the session so a worker resumes it at once.
    * Calling it again with the same answer (after a failure whose outcome was unknown) succeeds.
+   * An answer that holds a secret of the session (one its harness resolves, or one given to
+   * `host.open` for a session object of this host that is still open) is `RECORD_SECRET`; a
+   * host that does not run the session's harness cannot know those rules and refuses with
+   * `CAPABILITY_MISSING`. Either way nothing is written.
    */
   answer(options: AnswerOptions): Promise<void>
   /**
@@ -66,7 +72,8 @@ export interface Host {
    * from any host: logs the decision and schedules the session so a worker resumes it at
    * once. Approved, the call runs (a `durableTool` with its steps); denied, the model gets
    * TanStack AI's denial result and the tool does not run. `reason` is kept in the log and
-   * must not hold a secret of the session (RECORD_SECRET, nothing written).
+   * must not hold a secret of the session, as for an answer (RECORD_SECRET; a host without
+   * the session's harness refuses a reason with CAPABILITY_MISSING; nothing written).
    *
    * A different second decision is `ALREADY_DECIDED`; the same decision again (after a
    * failure whose outcome was unknown) succeeds. A call that does not wait for approval
@@ -107,7 +114,26 @@ export function createHostInternals(options: HostOptions): HostInternals {
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
   const open = new Set<Session>()
 
-  const context: HostContext = { store, harnesses, hostId, owner, clock, timings, onClosed: (session) => open.delete(session) }
+  // The secrets given to host.open, until the session object is closed: an answer or a decision that holds one is refused.
+  const scanners = new Map<Session, SecretScanner>()
+  const rules: PersonInputRules = {
+    harnesses,
+    openSecrets: (sessionId) => [...scanners].filter(([session]) => session.id === sessionId).map(([, scanner]) => scanner),
+  }
+  const context: HostContext = {
+    store,
+    harnesses,
+    hostId,
+    owner,
+    clock,
+    timings,
+    onClosed: (session) => {
+      open.delete(session)
+      // A parked session object lets its lease go but lives on (a prompt to it is still checked): so do its secrets.
+      if (session.status !== 'parked') scanners.delete(session)
+    },
+    onOpened: (session, scanner) => void scanners.set(session, scanner),
+  }
   const track = (session: Session | undefined) => {
     if (session) open.add(session)
     return session
@@ -129,8 +155,8 @@ export function createHostInternals(options: HostOptions): HostInternals {
       })
       return track(session)!
     },
-    answer: (answerOptions) => answerQuestion(store, clock, harnesses, answerOptions),
-    approve: (input) => approveCall(store, clock, harnesses, input),
+    answer: (answerOptions) => answerQuestion(store, clock, rules, answerOptions),
+    approve: (input) => approveCall(store, clock, rules, input),
     async delete({ sessionId } = {} as { sessionId: string }) {
       assertLogId(sessionId, store.limits)
       const local = [...open].filter((s) => s.id === sessionId || s.id.startsWith(`${sessionId}/agent/`))

@@ -2,6 +2,7 @@ import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, LogRecord } from '../contract/types.js'
 import { resolvableSecrets } from '../secrets/session-secrets.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
+import { agentMetaOf } from './agent-tool.js'
 import type { Harness } from './harness.js'
 import { readAndFold, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore, isOutcomeUnknown } from './store-boundary.js'
@@ -48,12 +49,60 @@ export async function logPersonInput(
   throw new HarnessError('SESSION_BUSY', `Session ${JSON.stringify(sessionId)} kept changing while ${doing}; try again.`)
 }
 
-/** The secrets of the session `state` folds, as its harness resolves them: what person input must not hold. */
-export function secretsOf(harnesses: readonly Harness[], state: SessionState): Promise<SecretScanner> {
-  return resolvableSecrets(
-    harnesses.find((h) => h.name === state.harness),
-    state.secretNames,
-  )
+/** What a host knows to check a person's input against: its harnesses, and the secrets of the sessions it has open. */
+export interface PersonInputRules {
+  readonly harnesses: readonly Harness[]
+  /** The scanners of this host's open session objects of `sessionId` (the secrets given to `host.open`). */
+  readonly openSecrets: (sessionId: string) => readonly SecretScanner[]
+}
+
+/** Finds a secret in a value, as `SecretScanner.find` does. */
+export type SecretFinder = Pick<SecretScanner, 'find'>
+
+/**
+ * The secrets of the session `state` folds that person input must not hold: those its
+ * harness resolves (`secretNames`, and names its tools read) and those given to
+ * `host.open` for a session object of this host that is still open. A host that does
+ * not run the session's harness cannot know its rules: it refuses the input
+ * (CAPABILITY_MISSING, nothing written) instead of letting it through unchecked.
+ */
+export async function secretsOf(rules: PersonInputRules, sessionId: string, state: SessionState): Promise<SecretFinder> {
+  const harness = state.harness === undefined ? undefined : harnessNamed(rules.harnesses, state.harness)
+  if (state.harness !== undefined && !harness) {
+    throw new HarnessError(
+      'CAPABILITY_MISSING',
+      `This host does not run harness ${JSON.stringify(state.harness)}, so it cannot check the input against that session's secrets (the harness's secretNames and resolveSecret); nothing was written. Send it through a host created with that harness: createHost({ store, harnesses: [${state.harness}] }).`,
+    )
+  }
+  const scanners = [await resolvableSecrets(harness, state.secretNames), ...rules.openSecrets(sessionId)]
+  return {
+    find: (value, root) => {
+      for (const scanner of scanners) {
+        const found = scanner.find(value, root)
+        if (found) return found
+      }
+      return null
+    },
+  }
+}
+
+/**
+ * The harness of that name among `harnesses` and the child harnesses of their agent tools, at
+ * any depth: a child session is made by a harness the host runs through its parent's tool.
+ */
+export function harnessNamed(harnesses: readonly Harness[], name: string): Harness | undefined {
+  const seen = new Set<Harness>()
+  const queue = [...harnesses]
+  for (let harness = queue.shift(); harness; harness = queue.shift()) {
+    if (seen.has(harness)) continue
+    seen.add(harness)
+    if (harness.name === name) return harness
+    for (const tool of harness.tools) {
+      const child = agentMetaOf(tool)?.harness
+      if (child) queue.push(child)
+    }
+  }
+  return undefined
 }
 
 async function wake(store: GuardedStore, clock: Clock, sessionId: string): Promise<void> {

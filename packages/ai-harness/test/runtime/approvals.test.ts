@@ -331,3 +331,37 @@ describe('a tool with needsApproval in a durable session', () => {
     expect(results.find((r) => r.toolCallId === 'call-help')?.result).toBe('Helped.')
   })
 })
+
+describe('person input checked against rules the host may not know', () => {
+  const KEY = 'sk_live_given_at_open_0123456789'
+
+  it('the host that holds the session refuses a reason or an answer with a secret given to host.open, as it refuses a prompt with it', async () => {
+    const world = createWorld()
+    const { host } = world.start(payHarness([]), 'host')
+    const session = await host.open({ sessionId: 'pay', secrets: { apiKey: KEY } })
+    expect(await codeOf(() => drain(session.send(`use ${KEY}`)))).toBe('RECORD_SECRET')
+    await drain(session.send('pay'))
+    const before = (await world.read('pay')).length
+    expect(await codeOf(() => host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true, reason: `ok ${KEY}` }))).toBe(
+      'RECORD_SECRET',
+    )
+    expect((await world.read('pay')).length).toBe(before)
+    await host.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: true, reason: 'ok' })
+    expect(recordsOf(await world.read('pay'), 'harness.approval.decided')).toMatchObject([{ reason: 'ok' }])
+  })
+
+  it("a host that does not run the session's harness refuses an answer and a reason it cannot check (CAPABILITY_MISSING), writing nothing", async () => {
+    const world = createWorld()
+    const { host } = world.start(payHarness([]), 'host')
+    await drain((await host.open({ sessionId: 'pay' })).send('pay'))
+    const blind = world.start([], 'inspector').host
+    const before = (await world.read('pay')).length
+    expect(await codeOf(() => blind.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: false, reason: 'too much' }))).toBe(
+      'CAPABILITY_MISSING',
+    )
+    expect((await world.read('pay')).length).toBe(before)
+    // Without a reason there is nothing to check: the decision is logged.
+    await blind.approve({ sessionId: 'pay', toolCallId: 'call-pay', approved: false })
+    expect(recordsOf(await world.read('pay'), 'harness.approval.decided')).toHaveLength(1)
+  })
+})

@@ -1,0 +1,101 @@
+import type { LogEntry } from '../contract/types.js'
+import type { JsonObject } from '../json/json-types.js'
+import type { Host } from '../runtime/host.js'
+import { harnessNamed } from '../runtime/person-input.js'
+import { type OpenWaits, openWaits, parkedCall, readAndFold, type SessionState } from '../runtime/session-fold.js'
+import { numberParam } from './request-input.js'
+import { Refusal } from './responses.js'
+
+/** An open question of a session, as the question event showed it. */
+export interface OpenQuestion {
+  questionId: string
+  toolCallId: string
+  name: string
+  message: string
+  /** The JSON Schema an answer must match. */
+  schema: JsonObject
+  /** Why the last answer was refused by the tool, if one was. */
+  rejected: string | null
+}
+
+/** A tool call waiting for approval, as the session view shows it. */
+export interface OpenApprovalView {
+  toolCallId: string
+  toolName: string
+  /** The tool's description from its definition, when this host runs the session's harness; `null` otherwise. */
+  description: string | null
+  /** The call's arguments as the model gave them: what the approval lets run. */
+  input: unknown
+}
+
+/** What `GET /sessions/:id?after=&limit=` returns. */
+export interface SessionView {
+  sessionId: string
+  harness: string | null
+  /** `idle`: no open turn; `waiting`: parked on a person; `sleeping`: parked until a time; `open`: running, cut, or waiting for a child. */
+  status: 'idle' | 'waiting' | 'sleeping' | 'open'
+  turns: number
+  /** The seq of the last record (seqs are dense from 1, so also how many records the log holds): pass it as `after` to the events stream. */
+  lastSeq: number
+  questions: OpenQuestion[]
+  /** Tool calls of the open turn that wait for a person's approval (`POST …/approve`). */
+  approvals: OpenApprovalView[]
+  /** One page of the log: the records after `after`, at most `limit` of them. */
+  entries: LogEntry[]
+  /** The `after` of the next page, or `null` when this page reaches the end of the log. */
+  next: number | null
+}
+
+/** The questions of the open turn nobody has answered yet (as `openWaits` finds them), in the handler's shape. */
+export function openQuestions(state: SessionState): OpenQuestion[] {
+  return openWaits('', state).questions.map(questionView)
+}
+
+const questionView = ({ questionId, toolCallId, name, message, schema, rejected }: OpenWaits['questions'][number]): OpenQuestion => ({
+  questionId,
+  toolCallId,
+  name,
+  message,
+  schema,
+  rejected: rejected ?? null,
+})
+
+/**
+ * The session's state, folded page by page from the whole log, and one page of its
+ * records: a log of any length is read in pages by the caller (`after`, `next`).
+ */
+export async function readSession(host: Host, sessionId: string, params: URLSearchParams): Promise<SessionView> {
+  const after = numberParam(params, 'after', 0, Number.MAX_SAFE_INTEGER)
+  const limit = numberParam(params, 'limit', 1000, 10_000) || 1000
+  const state = await readAndFold(host.store, sessionId)
+  if (state.nextSeq === 1) throw new Refusal('SESSION_NOT_FOUND', `There is no session ${JSON.stringify(sessionId)} (its log is empty).`)
+  const entries = await host.store.read(sessionId, { after, limit })
+  const lastSeq = Math.max(state.nextSeq - 1, entries.at(-1)?.seq ?? 0)
+  const parked = parkedCall(state)
+  const waits = openWaits(sessionId, state)
+  const questions = waits.questions.map(questionView)
+  const tools = (state.harness === undefined ? undefined : harnessNamed(host.harnesses, state.harness))?.tools ?? []
+  const approvals = waits.approvals.map(({ toolCallId, toolName, input }) => {
+    const description = tools.find((tool) => tool.name === toolName)?.description
+    return { toolCallId, toolName, description: typeof description === 'string' ? description : null, input }
+  })
+  const status: SessionView['status'] = !state.openTurn
+    ? 'idle'
+    : questions.length > 0 || approvals.length > 0
+      ? 'waiting'
+      : parked?.reason === 'sleep'
+        ? 'sleeping'
+        : 'open'
+  const end = entries.at(-1)?.seq ?? after
+  return {
+    sessionId,
+    harness: state.harness ?? null,
+    status,
+    turns: state.turns,
+    lastSeq,
+    questions,
+    approvals,
+    entries,
+    next: entries.length > 0 && end < lastSeq ? end : null,
+  }
+}
