@@ -109,12 +109,10 @@ export function harnessLocks(options: HarnessLocksOptions): HarnessLocks {
       return await fn({ key, fence: lease.fence, lease, signal: controller.signal })
     } finally {
       await keeper.stop()
-      if (!controller.signal.aborted) {
-        // A lock lost meanwhile is someone else's now: releasing it is refused, and that is fine.
-        await leases!.release(keeper.current()).catch((error: unknown) => {
-          if (!isHarnessError(error, 'LEASE_LOST')) throw error
-        })
-      }
+      // A lock lost meanwhile is someone else's now: releasing it is refused, and that is fine.
+      await leases!.release(keeper.current()).catch((error: unknown) => {
+        if (!isHarnessError(error, 'LEASE_LOST')) throw error
+      })
     }
   }
 
