@@ -83,7 +83,15 @@ export const brokenStreams: Record<string, BrokenStreams> = {
     hook: changed((d) => ({ read: (offset: string) => d.read(offset) })),
   },
   'snapshot waits for the close (a read to its end)': {
-    fails: ['stream.snapshot', 'stream.producer.dies', 'stream.retention', 'stream.upsert.idempotent', 'stream.upsert.refuses', 'stream.request', 'stream.secrets'],
+    fails: [
+      'stream.snapshot',
+      'stream.producer.dies',
+      'stream.retention',
+      'stream.upsert.idempotent',
+      'stream.upsert.refuses',
+      'stream.request',
+      'stream.secrets',
+    ],
     hook: changed((d) => ({
       snapshot: async () => {
         const out = []

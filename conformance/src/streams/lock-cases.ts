@@ -4,7 +4,7 @@ import { locksOn, until, within } from './stream-kit.js'
 
 const TTL = 10_000
 /** A holder that never renews: it acts as one whose process died. */
-const DEAD = 1e9
+const DEAD = 2_000_000_000
 const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 2))
 
 /** The `lock.*` cases: TanStack AI's `LockStore` on the store's leases. */

@@ -27,7 +27,7 @@ export function locksOn(
     store,
     clock: context.clock,
     ttlMs: settings.ttlMs ?? 10_000,
-    renewEveryMs: settings.renewEveryMs ?? 5,
+    renewEveryMs: settings.renewEveryMs ?? 2_000_000_000,
     waitMs: 25_000,
   })
 }
