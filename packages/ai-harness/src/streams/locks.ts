@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { LockStore } from '@tanstack/ai/locks'
-import { HarnessError, isHarnessError, LeaseLostError } from '../contract/errors.js'
+import { HarnessError, LeaseLostError } from '../contract/errors.js'
 import type { Clock, HarnessStore, Lease } from '../contract/types.js'
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 import { lockLogId } from './options.js'
+import { refused } from './refusals.js'
 
 /** Options of {@link harnessLocks}. */
 export interface HarnessLocksOptions {
@@ -68,7 +69,7 @@ export function harnessLocks(options: HarnessLocksOptions): HarnessLocks {
       try {
         return await leases!.acquire(lockLogId(key), owner, ttlMs)
       } catch (error) {
-        if (!isHarnessError(error, 'LEASE_HELD')) throw error
+        if (!refused(error, 'LEASE_HELD')) throw error
         if (options.waitMs !== undefined && performance.now() - started + wait > options.waitMs) throw error
       }
       await sleep(wait)
@@ -116,7 +117,7 @@ export function harnessLocks(options: HarnessLocksOptions): HarnessLocks {
       await keeper.stop()
       // A lock lost meanwhile is someone else's now: releasing it is refused, and that is fine.
       await leases!.release(keeper.current()).catch((error: unknown) => {
-        if (!isHarnessError(error, 'LEASE_LOST')) throw error
+        if (!refused(error, 'LEASE_LOST')) throw error
       })
     }
   }

@@ -6,6 +6,7 @@ import { jsonCopy, jsonEqual } from '../json/check-json.js'
 import type { JsonObject } from '../json/json-types.js'
 import type { StreamRedactor } from '../secrets/stream-redactor.js'
 import { batchesOf } from './batches.js'
+import { refused } from './refusals.js'
 import { encodeOffset, FROM_NOW, FROM_START, seqOf } from './offsets.js'
 import { streamLogId } from './options.js'
 import { chunkRecord, closedRecord, emptyState, foldEntries, pageChunks, replaceRecord, type StreamState } from './stream-log.js'
@@ -77,7 +78,7 @@ export class RunStream implements HarnessStreamDurability {
         await this.#appendBatches(state.lastSeq + 1, records)
         return planned.map((p) => p.offset)
       } catch (error) {
-        if (!isHarnessError(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
+        if (!refused(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
       }
     }
   }
@@ -188,7 +189,7 @@ export class RunStream implements HarnessStreamDurability {
         wakeReaders(store, this.#logId)
         return seq
       } catch (error) {
-        if (!isHarnessError(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
+        if (!refused(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
         this.#nextSeq = undefined
       }
     }
