@@ -35,12 +35,14 @@ export const streamCases = [
   }),
   defineCase({
     id: 'stream.order',
-    title: 'a read from the start gives every chunk once, in append order, over many appends',
+    title: 'a read from the start gives every chunk once, in append order, over many appends and one larger than a batch of the store',
     async run(context) {
       const runId = runIdOf('order')
       const producer = streamsOn(context).durability({ runId })
       const offsets: string[] = []
       for (let i = 0; i < 10; i++) offsets.push(...(await producer.append(chunks(i * 3 + 1, i * 3 + 3))))
+      // One batch larger than a store's least batch (100 records): cut into appends the store takes, in order.
+      offsets.push(...(await producer.append(chunks(31, 280))))
       await producer.close()
       const got = await readToEnd(
         streamsOn(context, await context.openStore())
@@ -48,7 +50,7 @@ export const streamCases = [
           .read('-1'),
         'read from the start',
       )
-      assert.deepEqual(deltas(got), textsOf(chunks(1, 30)), 'chunks in append order, each once')
+      assert.deepEqual(deltas(got), textsOf(chunks(1, 280)), 'chunks in append order, each once')
       assert.deepEqual(
         got.map((e) => e.offset),
         offsets,
