@@ -41,8 +41,12 @@ const PAGE = 500
  */
 export class RunStream implements HarnessStreamDurability {
   readonly #logId: string
-  /** The next free seq as this instance last saw it, and whether it saw the end. */
-  #nextSeq: number | undefined
+  /**
+   * The next free seq as this instance last saw it, and whether it saw the end. A new
+   * adapter guesses 1 (a producer's run is new): a wrong guess is a conflict, after which
+   * it reads the log, so a fresh run's first append costs one write and no read.
+   */
+  #nextSeq: number | undefined = 1
   #closed = false
 
   constructor(
