@@ -7,6 +7,7 @@
 export type * as Core from '@tanstack/ai-harness'
 export type * as Testing from '@tanstack/ai-harness/testing'
 export type * as Http from '@tanstack/ai-harness/http'
+export type * as Streams from '@tanstack/ai-harness/streams'
 export type * as Memory from '@tanstack/ai-harness-memory'
 export type * as Postgres from '@tanstack/ai-harness-postgres'
 export type * as DynamoDb from '@tanstack/ai-harness-dynamodb'
