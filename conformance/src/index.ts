@@ -13,6 +13,15 @@ export {
   type CaseStatus,
 } from './run-cases.js'
 export { storeRetryCases } from './cases/store-retry-cases.js'
+export { streamSectionCases } from './streams/index.js'
+export {
+  defaultStreamsHook,
+  type LocksContext,
+  type LocksUnderTest,
+  type StreamsContext,
+  type StreamsHook,
+  type StreamsUnderTest,
+} from './streams/streams-hook.js'
 export { appendWriteFault, type RequestFault, sendWithFault } from './write-faults.js'
 export { defineCase, expectCode, SyncThrowError, type CaseContext, type ConformanceCase, type NamespaceContext } from './case.js'
 export { assertWellFormed, assertOneDriverAtATime, FakeBilling } from './durable/fixtures.js'

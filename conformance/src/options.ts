@@ -1,4 +1,5 @@
 import type { Clock, HarnessStore, StoreLimits, StoreRetryOptions } from '@tanstack/ai-harness/store'
+import type { StreamsHook } from './streams/streams-hook.js'
 
 /**
  * What a store may leave out. Each needs a reason; an undeclared gap fails.
@@ -124,6 +125,11 @@ export interface ConformanceOptions {
   processes?: ProcessesOption
   /** A store whose client fails on cue: with it, the cases of the store's retries run too. */
   faults?: FaultHook
+  /**
+   * How the `stream.*` and `lock.*` cases build TanStack AI streams and locks on the store.
+   * Default: the core's `harnessStreams` and `harnessLocks` (`@tanstack/ai-harness/streams`).
+   */
+  streams?: StreamsHook
   /** Per-case timeout in ms for vitest. Default 60 000. */
   timeoutMs?: number
 }

@@ -25,6 +25,7 @@ import { faultCases } from './durable/fault-cases.js'
 import { retryCases } from './durable/retry-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 import { RacerPool, resolveProcesses } from './processes/racer-pool.js'
+import { streamSectionCases } from './streams/index.js'
 
 /** The cases of the store contract itself: log, leases, wakeups, session listings, fenced appends, namespaces. */
 export const storeCases: readonly ConformanceCase[] = [
@@ -55,9 +56,9 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...retryCases,
 ]
 
-/** Every case of the suite: the store cases, then the durable semantics on top of the store. */
+/** Every case of the suite: the store cases, TanStack AI's streams and locks, then the durable semantics on top of the store. */
 export function allCases(): readonly ConformanceCase[] {
-  return [...storeCases, ...durableSemanticsCases]
+  return [...storeCases, ...streamSectionCases, ...durableSemanticsCases]
 }
 
 /**

@@ -2,6 +2,7 @@
  * Messages between the suite and a racer (a child process or worker thread that runs a
  * store of its own). Values travel by structured clone; errors as plain objects.
  */
+import { type HarnessErrorCode, HarnessError, isHarnessError } from '@tanstack/ai-harness/store'
 
 /** The store methods a racer runs, by path. */
 export const RACER_METHODS = [
@@ -43,6 +44,8 @@ export interface SentError {
   readonly stack?: string
   /** Own enumerable properties that clone: `code`, `actualNextSeq`, … */
   readonly props: Record<string, unknown>
+  /** A `HarnessError` in the racer: it is one again here, so `isHarnessError` holds across the process line. */
+  readonly harness?: boolean
 }
 
 export type RacerReply = { readonly id: number; readonly value: unknown } | { readonly id: number; readonly error: SentError }
@@ -54,11 +57,12 @@ export function sendableError(error: unknown): SentError {
     if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) props[key] = value
   }
   const e = error as Error
-  return { message: String(e.message), name: String(e.name ?? 'Error'), stack: e.stack, props }
+  return { message: String(e.message), name: String(e.name ?? 'Error'), stack: e.stack, props, harness: isHarnessError(error) }
 }
 
 export function receivedError(sent: SentError, where: string): Error {
-  const error = new Error(`${sent.message} (in ${where})`)
+  const message = `${sent.message} (in ${where})`
+  const error = sent.harness ? new HarnessError(sent.props.code as HarnessErrorCode, message) : new Error(message)
   error.name = sent.name
   Object.assign(error, sent.props)
   if (sent.stack) error.stack = `${sent.name}: ${error.message}\n--- in ${where} ---\n${sent.stack}`

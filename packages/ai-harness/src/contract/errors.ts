@@ -33,6 +33,8 @@ export type HarnessErrorCode =
   | 'SESSION_CORRUPT'
   | 'STORE_UNAVAILABLE'
   | 'CAPABILITY_MISSING'
+  | 'STREAM_NOT_FOUND'
+  | 'STREAM_CLOSED'
   | 'INVALID_ARGUMENT'
 
 export interface HarnessErrorOptions {

@@ -1,0 +1,262 @@
+import type { StreamChunk, UpsertableStreamDurability } from '@tanstack/ai'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
+import { forEachPage, readAll } from '../contract/read-all.js'
+import type { Clock, HarnessStore, LogRecord } from '../contract/types.js'
+import { jsonCopy, jsonEqual } from '../json/check-json.js'
+import type { JsonObject } from '../json/json-types.js'
+import type { StreamRedactor } from '../secrets/stream-redactor.js'
+import { batchesOf } from './batches.js'
+import { encodeOffset, FROM_NOW, FROM_START, seqOf } from './offsets.js'
+import { streamLogId } from './options.js'
+import { chunkRecord, closedRecord, emptyState, foldEntries, pageChunks, replaceRecord, type StreamState } from './stream-log.js'
+import { Backoff, waitForMore, wakeReaders } from './tail-wait.js'
+
+/** What every stream of one `harnessStreams` shares. */
+export interface StreamSettings {
+  readonly store: HarnessStore
+  readonly clock: Clock
+  readonly redactor: StreamRedactor | undefined
+  readonly retainMs: number
+  readonly firstChunkDeadlineMs: number
+  readonly pollMinMs: number
+  readonly pollMaxMs: number
+}
+
+/** A TanStack AI durability adapter on a harness store, for one run. */
+export interface HarnessStreamDurability extends UpsertableStreamDurability {
+  /** The run this adapter attaches to (from the request, the init, or new). Send it as `X-Run-Id`. */
+  readonly runId: string
+}
+
+type Entry = { offset: string; chunk: StreamChunk }
+
+/** Attempts of a write that lost a race for the log's next seq before it gives up with `LOG_CONFLICT`. */
+const WRITE_ATTEMPTS = 8
+const PAGE = 500
+
+/**
+ * One run's stream as a log of the store: each chunk a record whose seq is its offset,
+ * a replacement record for an upsert that changes a stored chunk, a closed record at the end.
+ */
+export class RunStream implements HarnessStreamDurability {
+  readonly #logId: string
+  /** The next free seq as this instance last saw it, and whether it saw the end. */
+  #nextSeq: number | undefined
+  #closed = false
+
+  constructor(
+    private readonly settings: StreamSettings,
+    readonly runId: string,
+    private readonly offset: string | null,
+  ) {
+    this.#logId = streamLogId(runId)
+  }
+
+  resumeFrom = (): string | null => this.offset
+
+  append = async (chunks: StreamChunk[]): Promise<string[]> => {
+    if (!Array.isArray(chunks)) throw new HarnessError('INVALID_ARGUMENT', 'append takes an array of chunks.')
+    if (chunks.length === 0) return []
+    const records = chunks.map((chunk, i) => chunkRecord(this.#stored(chunk, `chunks[${i}]`)))
+    const offsets: string[] = []
+    for (const batch of batchesOf(records, this.settings.store.limits)) {
+      const first = await this.#appendAtTail(batch)
+      batch.forEach((_, i) => offsets.push(encodeOffset(this.runId, first + i)))
+    }
+    return offsets
+  }
+
+  upsert = async (entries: Array<{ chunk: StreamChunk; offset: string }>): Promise<string[]> => {
+    const planned = this.#checkEntries(entries)
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.#load()
+      const records = this.#plan(planned, state)
+      if (records.length === 0) return planned.map((p) => p.offset)
+      if (state.closedAt !== undefined) throw this.#closedError('upsert')
+      try {
+        await this.#appendBatches(state.lastSeq + 1, records)
+        return planned.map((p) => p.offset)
+      } catch (error) {
+        if (!isHarnessError(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
+      }
+    }
+  }
+
+  snapshot = async (): Promise<Entry[]> => {
+    const state = await this.#load()
+    return state.chunks.map(({ seq, chunk }) => ({ offset: encodeOffset(this.runId, seq), chunk }))
+  }
+
+  close = async (): Promise<void> => {
+    if (this.#closed) return
+    try {
+      await this.#appendAtTail([closedRecord(this.settings.clock.now())])
+    } catch (error) {
+      if (!isHarnessError(error, 'STREAM_CLOSED')) throw error
+    }
+    this.#closed = true
+  }
+
+  read = (offset: string, signal?: AbortSignal): AsyncIterable<Entry> => this.#read(offset, signal)
+
+  async *#read(offset: string, signal: AbortSignal | undefined): AsyncGenerator<Entry> {
+    const fromStart = offset === FROM_START || offset === FROM_NOW
+    const after = fromStart ? undefined : seqOf(offset, this.runId, 'The read offset')
+    const state = await this.#load()
+    if (state.lastSeq === 0 && !fromStart) {
+      throw new HarnessError(
+        'STREAM_NOT_FOUND',
+        `No stream is stored for run ${JSON.stringify(this.runId)}: it never started, or it ended and was removed. Start the run again instead of resuming it.`,
+      )
+    }
+    const threshold = after ?? (offset === FROM_NOW ? state.lastSeq : 0)
+    for (const { seq, chunk } of state.chunks) {
+      if (signal?.aborted) return
+      if (seq > threshold) yield { offset: encodeOffset(this.runId, seq), chunk }
+    }
+    if (state.closedAt !== undefined) return
+    yield* this.#tail(state.lastSeq, signal)
+  }
+
+  /** Tails the log after `last` until its end, or until `signal` aborts. */
+  async *#tail(last: number, signal: AbortSignal | undefined): AsyncGenerator<Entry> {
+    const { store, pollMinMs, pollMaxMs, firstChunkDeadlineMs } = this.settings
+    const backoff = new Backoff(pollMinMs, pollMaxMs)
+    const deadline = last === 0 ? performance.now() + firstChunkDeadlineMs : undefined
+    for (;;) {
+      if (signal?.aborted) return
+      const page = await store.read(this.#logId, { after: last, limit: PAGE })
+      if (page.length === 0) {
+        if (last === 0 && deadline !== undefined && performance.now() >= deadline) throw this.#noFirstChunk()
+        await waitForMore(store, this.#logId, backoff.next(), signal)
+        continue
+      }
+      backoff.reset()
+      last = page.at(-1)!.seq
+      const { chunks, closed } = pageChunks(page)
+      for (const { seq, chunk } of chunks) {
+        if (signal?.aborted) return
+        yield { offset: encodeOffset(this.runId, seq), chunk }
+      }
+      if (closed) return
+    }
+  }
+
+  #noFirstChunk(): HarnessError {
+    return new HarnessError(
+      'STREAM_NOT_FOUND',
+      `Run ${JSON.stringify(this.runId)} stored no chunk within ${this.settings.firstChunkDeadlineMs} ms of the join: it is gone or never started. Raise firstChunkDeadlineMs if producers may start later than that.`,
+    )
+  }
+
+  #closedError(what: string): HarnessError {
+    return new HarnessError(
+      'STREAM_CLOSED',
+      `The stream of run ${JSON.stringify(this.runId)} is closed; ${what} after close writes nothing. Start a new run for new output.`,
+    )
+  }
+
+  /** The chunk as it is stored: the session's secrets cut, then as JSON (no `undefined`, no class). */
+  #stored(chunk: StreamChunk, what: string): JsonObject {
+    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
+      throw new HarnessError('INVALID_ARGUMENT', `${what} is not a chunk: pass the StreamChunk objects of the run.`)
+    }
+    const redacted = this.settings.redactor ? this.settings.redactor.redactEvent(chunk) : chunk
+    return jsonCopy(redacted) as unknown as JsonObject
+  }
+
+  /** The whole log, folded; a closed stream past its retention is deleted and reads as empty. */
+  async #load(): Promise<StreamState> {
+    const { store, clock, retainMs } = this.settings
+    const state = foldEntries(emptyState(), await readAll(store, this.#logId, PAGE))
+    if (state.closedAt !== undefined && clock.now() >= state.closedAt + retainMs) {
+      await store.delete(this.#logId)
+      return emptyState()
+    }
+    return state
+  }
+
+  /** Appends `records` at the log's tail, refreshing the tail after a lost race; returns the first seq. */
+  async #appendAtTail(records: LogRecord[]): Promise<number> {
+    const { store } = this.settings
+    for (let attempt = 1; ; attempt++) {
+      const seq = this.#nextSeq ?? (await this.#refreshTail())
+      if (this.#closed) throw this.#closedError(records[0]?.type === 'harness.stream.closed' ? 'close' : 'append')
+      try {
+        await store.append(this.#logId, seq, records)
+        this.#nextSeq = seq + records.length
+        wakeReaders(store, this.#logId)
+        return seq
+      } catch (error) {
+        if (!isHarnessError(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
+        this.#nextSeq = undefined
+      }
+    }
+  }
+
+  /** Reads the log from the start to find its next free seq and whether it ended. */
+  async #refreshTail(): Promise<number> {
+    const state = emptyState()
+    await forEachPage(this.settings.store, this.#logId, PAGE, (page) => void foldEntries(state, page))
+    this.#closed = state.closedAt !== undefined
+    this.#nextSeq = state.lastSeq + 1
+    return this.#nextSeq
+  }
+
+  async #appendBatches(first: number, records: LogRecord[]): Promise<void> {
+    const { store } = this.settings
+    let seq = first
+    for (const batch of batchesOf(records, store.limits)) {
+      await store.append(this.#logId, seq, batch)
+      seq += batch.length
+    }
+    this.#nextSeq = seq
+    wakeReaders(store, this.#logId)
+  }
+
+  /** Every check of an upsert that needs no store: a dense array of entries, offsets of this run, none twice. */
+  #checkEntries(entries: Array<{ chunk: StreamChunk; offset: string }>): Array<{ seq: number; offset: string; chunk: JsonObject }> {
+    if (!Array.isArray(entries)) throw new HarnessError('INVALID_ARGUMENT', 'upsert takes an array of { chunk, offset } entries.')
+    const seen = new Set<number>()
+    return Array.from({ length: entries.length }, (_, i) => {
+      const entry = i in entries ? entries[i] : undefined
+      if (typeof entry !== 'object' || entry === null) {
+        throw new HarnessError('INVALID_ARGUMENT', `entries[${i}] is missing: upsert takes a dense array, one { chunk, offset } per position. Nothing was written.`)
+      }
+      const seq = seqOf(entry.offset, this.runId, `entries[${i}].offset`)
+      if (seen.has(seq)) {
+        throw new HarnessError('INVALID_ARGUMENT', `entries[${i}].offset ${JSON.stringify(entry.offset)} appears twice in the batch; give each offset once. Nothing was written.`)
+      }
+      seen.add(seq)
+      return { seq, offset: entry.offset, chunk: this.#stored(entry.chunk, `entries[${i}].chunk`) }
+    })
+  }
+
+  /**
+   * The records an upsert appends: a replacement for each stored chunk it changes, the
+   * chunk for each new offset. A new offset must be the very seq its record will get:
+   * anything else is a hole, or an offset this store never minted.
+   */
+  #plan(planned: Array<{ seq: number; offset: string; chunk: JsonObject }>, state: StreamState): LogRecord[] {
+    const records: LogRecord[] = []
+    let next = state.lastSeq + 1
+    planned.forEach(({ seq, offset, chunk }, i) => {
+      const at = state.index.get(seq)
+      if (at !== undefined) {
+        if (jsonEqual(state.chunks[at]!.chunk, chunk)) return
+        records.push(replaceRecord(seq, chunk))
+        next++
+        return
+      }
+      if (seq !== next) {
+        throw new HarnessError(
+          'INVALID_ARGUMENT',
+          `entries[${i}].offset ${JSON.stringify(offset)} is not a stored chunk of run ${JSON.stringify(this.runId)}, and not the next free position (${next}): it was not minted by this stream. Upsert only offsets append returned, or the position right after the tail. Nothing was written.`,
+        )
+      }
+      records.push(chunkRecord(chunk))
+      next++
+    })
+    return records
+  }
+}
