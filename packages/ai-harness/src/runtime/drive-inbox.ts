@@ -1,9 +1,8 @@
 import type { StreamChunk } from '@tanstack/ai'
 import type { Clock, HarnessStore } from '../contract/types.js'
-import { harnessStreams } from '../streams/index.js'
-import { encodeOffset } from '../streams/offsets.js'
 import type { HarnessStreamDurability } from '../streams/run-stream.js'
-import { acceptedChunk, inputAt, inputRunId, nextInput } from './inbox-log.js'
+import { inputAt, nextInput } from './inbox-log.js'
+import { inputStream } from './input-stream.js'
 import type { LiveSession } from './live-session.js'
 import type { TurnInputRef } from './session-fold.js'
 
@@ -24,36 +23,27 @@ export interface DriveDeps {
  * Returns how many runs it drove.
  */
 export async function driveInbox(session: LiveSession, deps: DriveDeps): Promise<number> {
-  const streams = harnessStreams({ store: deps.store, clock: deps.clock })
   let runs = 0
   if (session.needsRecovery) {
     const ref = session.inbox.openInput
-    const stream = ref ? await openStream(streams, deps.store, session.id, ref) : undefined
+    const stream = ref ? await openStream(deps, session.id, ref) : undefined
     await pipe(session.resume(), stream, session, deps)
     runs++
   }
   while (!session.inbox.open && session.status === 'idle') {
     const next = await nextInput(deps.store, session.id, session.inbox.taken)
     if (!next) break
-    const stream = await openStream(streams, deps.store, session.id, { inputId: next.record.inputId, inboxSeq: next.seq })
+    const stream = await inputStream(deps.store, deps.clock, session.id, next.record)
     await pipe(session.sendInput(next.record, next.seq), stream, session, deps)
     runs++
   }
   return runs
 }
 
-/** The stream of a submitted prompt, with its first chunk in place (the submit may have crashed before writing it). */
-async function openStream(
-  streams: ReturnType<typeof harnessStreams>,
-  store: HarnessStore,
-  sessionId: string,
-  ref: TurnInputRef,
-): Promise<HarnessStreamDurability> {
-  const runId = inputRunId(sessionId, ref.inputId)
-  const stream = streams.durability({ runId })
-  const input = await inputAt(store, sessionId, ref.inboxSeq)
-  if (input) await stream.upsert([{ chunk: acceptedChunk(input.record), offset: encodeOffset(runId, 1) }])
-  return stream
+/** The stream of the open turn's prompt (the dead host's stream, when a worker resumes its turn). */
+async function openStream(deps: DriveDeps, sessionId: string, ref: TurnInputRef): Promise<HarnessStreamDurability | undefined> {
+  const input = await inputAt(deps.store, sessionId, ref.inboxSeq)
+  return input ? inputStream(deps.store, deps.clock, sessionId, input.record) : undefined
 }
 
 /** Runs a turn to its end (or its next wait), each chunk stored before it is handed on; closes the stream when the turn ended. */

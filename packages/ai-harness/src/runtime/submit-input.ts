@@ -2,15 +2,14 @@ import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
 import { jsonEqual } from '../json/check-json.js'
-import { encodeOffset } from '../streams/offsets.js'
-import { harnessStreams } from '../streams/index.js'
 import type { Harness } from './harness.js'
-import { acceptedChunk, assertInputId, inboxLogId, inputRunId, readInbox } from './inbox-log.js'
+import { assertInputId, inboxLogId, inputRunId, readInbox } from './inbox-log.js'
 import { toMessages } from './live-session.js'
 import { secretsOf } from './person-input.js'
 import type { InputRecord } from './records.js'
 import { parkedCall, readAndFold, type SessionState } from './session-fold.js'
 import type { TurnInput } from './session.js'
+import { inputStream } from './input-stream.js'
 import { durableNow, type GuardedStore, isOutcomeUnknown } from './store-boundary.js'
 
 /** Options of `host.submit`. */
@@ -64,7 +63,7 @@ export async function submitInput(
     if (same) {
       if (!jsonEqual(same.record.messages, messages))
         throw new HarnessError('INVALID_ARGUMENT', `inputId ${JSON.stringify(inputId)} was submitted with another prompt; choose a new inputId for a new prompt.`)
-      if (same.seq > state.inboxSeq) await accept(store, clock, runId, same.record, sessionId)
+      if (same.seq > state.inboxSeq) await accept(store, clock, same.record, sessionId)
       return { runId, duplicate: true }
     }
     await assertTakes(harnesses, state, sessionId, messages, inbox.entries.filter((e) => e.seq > state.inboxSeq).length)
@@ -81,7 +80,7 @@ export async function submitInput(
       }
       throw error
     }
-    await accept(store, clock, runId, record, sessionId)
+    await accept(store, clock, record, sessionId)
     return { runId, duplicate: false }
   }
   if (isOutcomeUnknown(failure)) throw failure
@@ -127,8 +126,7 @@ async function createSession(store: GuardedStore, clock: Clock, harnesses: reado
 }
 
 /** The prompt is in: its stream exists from now on (a reader may attach at once), and the session is due. */
-async function accept(store: GuardedStore, clock: Clock, runId: string, record: InputRecord, sessionId: string): Promise<void> {
-  const stream = harnessStreams({ store, clock }).durability({ runId })
-  await stream.upsert([{ chunk: acceptedChunk(record), offset: encodeOffset(runId, 1) }])
+async function accept(store: GuardedStore, clock: Clock, record: InputRecord, sessionId: string): Promise<void> {
+  await inputStream(store, clock, sessionId, record)
   await store.wakeups?.schedule(sessionId, await durableNow(store, clock))
 }
