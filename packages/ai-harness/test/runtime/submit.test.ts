@@ -1,7 +1,7 @@
 import { toolDefinition } from '@tanstack/ai'
 import { createWorker, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
 import { harnessStreams } from '@tanstack/ai-harness/streams'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { oneStreamProblems, scriptedText, streamAcrossCrash } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -108,5 +108,13 @@ describe('turns that outlive the request', () => {
     expect(seen).toContain('TEXT_MESSAGE_CONTENT')
     expect(seen.at(-1)).toBe('RUN_FINISHED')
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
+  })
+})
+
+describe('one stream across a crash', () => {
+  it('a worker goes on in the dead host’s stream; the reconnected client sees every chunk once, in order', async () => {
+    const world = createWorld()
+    const report = await streamAcrossCrash({ openStore: async () => memoryStore({ data: world.data, clock: world.clock }), clock: world.clock })
+    expect(oneStreamProblems(report)).toEqual([])
   })
 })
