@@ -17,3 +17,4 @@ export {
   openQuestions,
   type SessionView,
 } from './handler.js'
+export { type ChatRoute, type ChatRouteOptions, createChatRoute } from './chat-route.js'

@@ -12,11 +12,12 @@ import type { InputRecord } from './records.js'
  */
 export async function inputStream(store: HarnessStore, clock: Clock, sessionId: string, input: InputRecord): Promise<RunStream> {
   const runId = inputRunId(sessionId, input.inputId)
-  const stream = new RunStream(
-    { store, clock, redactor: undefined, retainMs: 300_000, firstChunkDeadlineMs: 1000, pollMinMs: 5, pollMaxMs: 100 },
-    runId,
-    null,
-  )
+  const stream = runStream(store, clock, runId, null)
   await stream.upsert([{ chunk: acceptedChunk(input), offset: encodeOffset(runId, 1) }])
   return stream
+}
+
+/** A durability adapter of a submitted prompt's stream, to read it from `offset` (`'-1'`: from its start). */
+export function runStream(store: HarnessStore, clock: Clock, runId: string, offset: string | null): RunStream {
+  return new RunStream({ store, clock, redactor: undefined, retainMs: 300_000, firstChunkDeadlineMs: 1000, pollMinMs: 5, pollMaxMs: 100 }, runId, offset)
 }
