@@ -31,6 +31,7 @@ describe('docs/', () => {
       'durable-tools.md',
       'waits.md',
       'sessions-hosts-workers.md',
+      'resumable-streams.md',
       'writing-a-store.md',
       'stores/memory.md',
       'stores/postgres.md',

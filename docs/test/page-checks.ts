@@ -98,6 +98,25 @@ export const checks: Record<string, PageCheck> = {
     expect(module.agentResult).toBe('Ticket filed.')
     expect(recordsOf(module.childLog, 'harness.tool.result')).toMatchObject([{ toolName: 'file_ticket', ok: true }])
   },
+  'resumable-streams.md#route': ({ module }) => {
+    type Event = { id: string; chunk: { type: string; delta?: string } }
+    const before = module.before as Event[]
+    const after = module.after as Event[]
+    expect(before).toHaveLength(2)
+    const all = [...before, ...after]
+    expect(new Set(all.map((e) => e.id)).size, 'each event once').toBe(all.length)
+    expect(all.map((e) => e.chunk.delta ?? '').join('')).toBe('You said: hello')
+    expect(all.at(-1)?.chunk.type).toBe('RUN_FINISHED')
+    expect(String(module.runId)).not.toBe('')
+    const onPglite = module.pgliteEvents as Event[]
+    expect(onPglite.map((e) => e.chunk.delta ?? '').join('')).toBe('You said: on PGlite')
+    expect(onPglite.at(-1)?.chunk.type).toBe('RUN_FINISHED')
+  },
+  'resumable-streams.md#locks': ({ module }) => {
+    expect(module.sections).toEqual(['here in', 'here out', 'there in', 'there out'])
+    const [a, b] = module.fences as number[]
+    expect(b).toBeGreaterThan(a!)
+  },
   'stores/memory.md#memory': ({ module }) => {
     expect(module.idle).toEqual([])
     expect((module.entries as LogEntry[]).at(-1)?.record.type).toBe('harness.turn.finished')

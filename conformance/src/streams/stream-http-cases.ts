@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { resumeServerSentEventsResponse, type StreamChunk, toServerSentEventsResponse } from '@tanstack/ai'
 import { defineCase } from '../case.js'
 import { textChunk } from './streams-hook.js'
-import { chunks, deltas, readToEnd, runIdOf, SOON_MS, streamsOn, textsOf, within } from './stream-kit.js'
+import { chunks, deltas, readToEnd, runIdOf, SOON_MS, streamsOn, textsOf, within, snap } from './stream-kit.js'
 
 const URL_BASE = 'http://harness.test/chat'
 
@@ -57,7 +57,8 @@ function gatedRun(total: number): { stream: AsyncIterable<StreamChunk>; open(): 
 export const streamHttpCases = [
   defineCase({
     id: 'stream.sse.resume',
-    title: "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance: every chunk once, in order",
+    title:
+      "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance: every chunk once, in order",
     async run(context) {
       const runId = runIdOf('sse')
       const run = gatedRun(20)
@@ -72,34 +73,46 @@ export const streamHttpCases = [
       assert.ok(last, 'every event of a durable response has an id')
       const other = streamsOn(context, await context.openRacer())
       const resume = new Request(`${URL_BASE}?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': last } })
-      const resumed = await within(readEvents(resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!), 'the resumed response to its end', SOON_MS * 2)
+      const resumed = await within(
+        readEvents(resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!),
+        'the resumed response to its end',
+        SOON_MS * 2,
+      )
       const all = [...seen, ...resumed]
       const texts = all.filter((e) => e.data.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.data.delta)
       assert.deepEqual(texts, textsOf(chunks(1, 20)), 'every text chunk once, in order, across the cut')
       assert.equal(all.at(-1)?.data.type, 'RUN_FINISHED', 'the resumed response ends with the run')
       assert.equal(new Set(all.map((e) => e.id)).size, all.length, 'no event delivered twice')
-      const stored = await other.durability({ runId }).snapshot()
-      assert.deepEqual(all.map((e) => e.id), stored.map((e) => e.offset), 'the events are the stored log, in order')
+      const stored = await snap(other.durability({ runId }))
+      assert.deepEqual(
+        all.map((e) => e.id),
+        stored.map((e) => e.offset),
+        'the events are the stored log, in order',
+      )
     },
   }),
   defineCase({
     id: 'stream.request',
-    title: 'from a Request: the run is X-Run-Id, then ?runId, else a new one; Last-Event-ID, then ?offset, is the resume offset and names its run',
+    title:
+      'from a Request: the run is X-Run-Id, then ?runId, else a new one; Last-Event-ID, then ?offset, is the resume offset and names its run',
     async run(context) {
       const streams = streamsOn(context)
       const [a, b] = [runIdOf('header'), runIdOf('query')]
       const both = streams.durability(new Request(`${URL_BASE}?runId=${b}`, { headers: { 'X-Run-Id': a } }))
       assert.equal(both.resumeFrom(), null, 'a request without an offset is a producer')
       const [offset] = await both.append(chunks(1, 1))
-      assert.deepEqual(deltas(await streams.durability({ runId: a }).snapshot()), ['d1 '], 'X-Run-Id comes before ?runId')
+      assert.deepEqual(deltas(await snap(streams.durability({ runId: a }))), ['d1 '], 'X-Run-Id comes before ?runId')
       await streams.durability(new Request(`${URL_BASE}?runId=${b}`)).append(chunks(2, 2))
-      assert.deepEqual(deltas(await streams.durability({ runId: b }).snapshot()), ['d2 '], '?runId names the run')
+      assert.deepEqual(deltas(await snap(streams.durability({ runId: b }))), ['d2 '], '?runId names the run')
       const fresh = [streams.durability(new Request(URL_BASE)), streams.durability(new Request(URL_BASE))]
       await fresh[0]!.append(chunks(3, 3))
-      assert.deepEqual(await fresh[1]!.snapshot(), [], 'a request that names no run starts a new one each time')
+      assert.deepEqual(await snap(fresh[1]!), [], 'a request that names no run starts a new one each time')
       await streams.durability({ runId: a }).append(chunks(4, 4))
       await streams.durability({ runId: a }).close()
-      for (const request of [new Request(URL_BASE, { headers: { 'Last-Event-ID': offset! } }), new Request(`${URL_BASE}?offset=${encodeURIComponent(offset!)}`)]) {
+      for (const request of [
+        new Request(URL_BASE, { headers: { 'Last-Event-ID': offset! } }),
+        new Request(`${URL_BASE}?offset=${encodeURIComponent(offset!)}`),
+      ]) {
         const resumer = streams.durability(request)
         assert.equal(resumer.resumeFrom(), offset, 'the resume offset comes from Last-Event-ID or ?offset')
         assert.deepEqual(deltas(await readToEnd(resumer.read(offset!), 'the resume')), ['d4 '], 'the offset alone finds its run')
@@ -116,11 +129,16 @@ export const streamHttpCases = [
       const durability = streamsOn(context, context.store, [secret]).durability({ runId })
       await durability.append([
         { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: `the key is ${secret}`, timestamp: 1 } as StreamChunk,
-        { type: 'TOOL_CALL_ARGS', toolCallId: 'c', delta: JSON.stringify({ key: Buffer.from(secret).toString('base64') }), timestamp: 2 } as StreamChunk,
+        {
+          type: 'TOOL_CALL_ARGS',
+          toolCallId: 'c',
+          delta: JSON.stringify({ key: Buffer.from(secret).toString('base64') }),
+          timestamp: 2,
+        } as StreamChunk,
       ])
       const dump = await context.dump()
       assert.ok(!dump.includes(secret) && !dump.includes(Buffer.from(secret).toString('base64')), 'the store holds the secret')
-      const [text] = await durability.snapshot()
+      const [text] = await snap(durability)
       assert.equal((text!.chunk as { delta: string }).delta, 'the key is [secret]')
     },
   }),

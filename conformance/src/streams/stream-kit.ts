@@ -17,8 +17,19 @@ export function streamsOn(context: CaseContext, store = context.store, secrets?:
   return hookOf(context).streams({ store, clock: context.clock, retainMs: RETAIN_MS, secrets })
 }
 
-export function locksOn(context: CaseContext, store = context.store, settings: { ttlMs?: number; renewEveryMs?: number } = {}): LocksUnderTest {
-  return hookOf(context).locks({ store, clock: context.clock, ttlMs: settings.ttlMs ?? 10_000, renewEveryMs: settings.renewEveryMs ?? 5 })
+/** Locks on the case's store (or `store`); they renew only when `settings.renewEveryMs` says so, so only the cases of renewal depend on its timing. */
+export function locksOn(
+  context: CaseContext,
+  store = context.store,
+  settings: { ttlMs?: number; renewEveryMs?: number } = {},
+): LocksUnderTest {
+  return hookOf(context).locks({
+    store,
+    clock: context.clock,
+    ttlMs: settings.ttlMs ?? 10_000,
+    renewEveryMs: settings.renewEveryMs ?? 2_000_000_000,
+    waitMs: 25_000,
+  })
 }
 
 /** `promise`, or a failure naming `what` when it takes longer than `ms`. */
@@ -71,3 +82,6 @@ export const runIdOf = (name: string) => `run-${name}-${Math.random().toString(3
 export const textsOf = (chunks: readonly StreamChunk[]) => chunks.map((c) => (c as { delta?: string }).delta)
 /** Text chunks numbered `from` to `to`. */
 export const chunks = (from: number, to: number): StreamChunk[] => Array.from({ length: to - from + 1 }, (_, i) => textChunk(from + i))
+/** A snapshot, bounded in time: a snapshot never waits for more. */
+export const snap = (durability: { snapshot(): Promise<Entry[]> }): Promise<Entry[]> =>
+  within(durability.snapshot(), 'snapshot (it must resolve with what is stored, never wait)')

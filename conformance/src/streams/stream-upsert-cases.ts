@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { memoryStream, type StreamChunk } from '@tanstack/ai'
 import { defineCase } from '../case.js'
 import { textChunk } from './streams-hook.js'
-import { chunks, deltas, readToEnd, runIdOf, streamsOn, within } from './stream-kit.js'
+import { chunks, deltas, readToEnd, runIdOf, streamsOn, within, snap } from './stream-kit.js'
 
 type Upsert = Array<{ chunk: StreamChunk; offset: string }>
 
@@ -20,21 +20,29 @@ export const streamUpsertCases = [
       const overlap: Upsert = [2, 3, 4].map((n) => ({ offset: offsets[n - 1]!, chunk: textChunk(n) }))
       assert.deepEqual(await takeover.upsert(overlap), offsets.slice(1), 'upsert returns the offsets in the order supplied')
       assert.deepEqual(await takeover.upsert(overlap), offsets.slice(1), 'a second replay of the same range')
-      assert.deepEqual(deltas(await takeover.snapshot()), ['d1 ', 'd2 ', 'd3 ', 'd4 '], 'replaying an overlap stores nothing twice')
+      assert.deepEqual(deltas(await snap(takeover)), ['d1 ', 'd2 ', 'd3 ', 'd4 '], 'replaying an overlap stores nothing twice')
       await takeover.upsert([{ offset: offsets[2]!, chunk: textChunk(30) }])
-      const after = await takeover.snapshot()
+      const after = await snap(takeover)
       assert.deepEqual(deltas(after), ['d1 ', 'd2 ', 'd30 ', 'd4 '], 'upsert replaces the chunk stored at its offset')
-      assert.deepEqual(after.map((e) => e.offset), offsets, 'a replaced chunk keeps its offset')
+      assert.deepEqual(
+        after.map((e) => e.offset),
+        offsets,
+        'a replaced chunk keeps its offset',
+      )
       const more = await takeover.append(chunks(5, 5))
       await takeover.close()
       const all = await readToEnd(streams.durability({ runId }).read('-1'), 'read after the upserts')
       assert.deepEqual(deltas(all), ['d1 ', 'd2 ', 'd30 ', 'd4 ', 'd5 '])
-      assert.deepEqual(all.map((e) => e.offset), [...offsets, ...more])
+      assert.deepEqual(
+        all.map((e) => e.offset),
+        [...offsets, ...more],
+      )
     },
   }),
   defineCase({
     id: 'stream.upsert.refuses',
-    title: 'upsert refuses a hole, an offset repeated in the batch, and an offset it did not mint (another run, another backend, a forgery), writing nothing',
+    title:
+      'upsert refuses a hole, an offset repeated in the batch, and an offset it did not mint (another run, another backend, a forgery), writing nothing',
     async run(context) {
       const runId = runIdOf('refuse')
       const streams = streamsOn(context)
@@ -47,7 +55,11 @@ export const streamUpsertCases = [
       sparse[2] = { offset: offsets[2]!, chunk: textChunk(102) }
       const bad: Record<string, Upsert> = {
         'a hole in the entries': sparse,
-        'an offset repeated in the batch': [good, { offset: offsets[1]!, chunk: textChunk(101) }, { offset: offsets[1]!, chunk: textChunk(101) }],
+        'an offset repeated in the batch': [
+          good,
+          { offset: offsets[1]!, chunk: textChunk(101) },
+          { offset: offsets[1]!, chunk: textChunk(101) },
+        ],
         "another run's offset": [good, { offset: otherOffset!, chunk: textChunk(101) }],
         "memoryStream's offset": [good, { offset: memoryOffset!, chunk: textChunk(101) }],
         'an offset that is not one': [good, { offset: 'not-an-offset', chunk: textChunk(101) }],
@@ -55,7 +67,11 @@ export const streamUpsertCases = [
       }
       for (const [what, entries] of Object.entries(bad)) {
         await assert.rejects(within(producer.upsert(entries), what), `upsert must refuse ${what}`)
-        assert.deepEqual(deltas(await producer.snapshot()), ['d1 ', 'd2 ', 'd3 '], `a refused upsert (${what}) writes nothing, not even its valid entries`)
+        assert.deepEqual(
+          deltas(await snap(producer)),
+          ['d1 ', 'd2 ', 'd3 '],
+          `a refused upsert (${what}) writes nothing, not even its valid entries`,
+        )
       }
     },
   }),

@@ -30,6 +30,8 @@ export interface LocksContext {
   readonly ttlMs: number
   /** Renewal period in ms of real time (a huge one: a holder that never renews, as a dead one). */
   readonly renewEveryMs: number
+  /** How long a waiter tries a held lock before it gives up, in real ms: no case leaves a waiter behind for ever. */
+  readonly waitMs: number
 }
 
 /**
@@ -48,7 +50,8 @@ export const CASE_FIRST_CHUNK_MS = 300
 export const defaultStreamsHook: StreamsHook = {
   streams: ({ store, clock, secrets, retainMs }) =>
     harnessStreams({ store, clock, secrets, retainMs, firstChunkDeadlineMs: CASE_FIRST_CHUNK_MS, pollMs: { min: 2, max: 20 } }),
-  locks: ({ store, clock, ttlMs, renewEveryMs }) => harnessLocks({ store, clock, ttlMs, renewEveryMs, retryMs: { min: 1, max: 10 } }),
+  locks: ({ store, clock, ttlMs, renewEveryMs, waitMs }) =>
+    harnessLocks({ store, clock, ttlMs, renewEveryMs, waitMs, retryMs: { min: 1, max: 10 } }),
 }
 
 /** A text chunk of message `m`, numbered, so order and duplicates show. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { LockStore } from '@tanstack/ai/locks'
 import { HarnessError, isHarnessError, LeaseLostError } from '../contract/errors.js'
 import type { Clock, HarnessStore, Lease } from '../contract/types.js'
+import { MAX_TIMER_MS } from '../store/option-checks.js'
 import { lockLogId } from './options.js'
 
 /** Options of {@link harnessLocks}. */
@@ -49,11 +50,15 @@ export function harnessLocks(options: HarnessLocksOptions): HarnessLocks {
   const { store } = options
   const leases = store.leases
   if (!leases) {
-    throw new HarnessError('CAPABILITY_MISSING', 'harnessLocks needs a store with leases; this store has none. Use a store that has them (memory, PostgreSQL, DynamoDB, S3).')
+    throw new HarnessError(
+      'CAPABILITY_MISSING',
+      'harnessLocks needs a store with leases; this store has none. Use a store that has them (memory, PostgreSQL, DynamoDB, S3).',
+    )
   }
   const clock = options.clock ?? { now: () => Date.now() }
   const ttlMs = options.ttlMs ?? 30_000
-  const renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 3))
+  // A timer longer than Node's longest fires at once: a longer period means "never", so it is cut to the longest.
+  const renewEveryMs = Math.min(MAX_TIMER_MS, options.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 3)))
   const retryMin = options.retryMs?.min ?? 10
   const retryMax = options.retryMs?.max ?? 500
 
@@ -109,12 +114,10 @@ export function harnessLocks(options: HarnessLocksOptions): HarnessLocks {
       return await fn({ key, fence: lease.fence, lease, signal: controller.signal })
     } finally {
       await keeper.stop()
-      if (!controller.signal.aborted) {
-        // A lock lost meanwhile is someone else's now: releasing it is refused, and that is fine.
-        await leases!.release(keeper.current()).catch((error: unknown) => {
-          if (!isHarnessError(error, 'LEASE_LOST')) throw error
-        })
-      }
+      // A lock lost meanwhile is someone else's now: releasing it is refused, and that is fine.
+      await leases!.release(keeper.current()).catch((error: unknown) => {
+        if (!isHarnessError(error, 'LEASE_LOST')) throw error
+      })
     }
   }
 

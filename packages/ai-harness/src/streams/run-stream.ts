@@ -61,7 +61,7 @@ export class RunStream implements HarnessStreamDurability {
     const offsets: string[] = []
     for (const batch of batchesOf(records, this.settings.store.limits)) {
       const first = await this.#appendAtTail(batch)
-      batch.forEach((_, i) => offsets.push(encodeOffset(this.runId, first + i)))
+      for (let i = 0; i < batch.length; i++) offsets.push(encodeOffset(this.runId, first + i))
     }
     return offsets
   }
@@ -221,11 +221,17 @@ export class RunStream implements HarnessStreamDurability {
     return Array.from({ length: entries.length }, (_, i) => {
       const entry = i in entries ? entries[i] : undefined
       if (typeof entry !== 'object' || entry === null) {
-        throw new HarnessError('INVALID_ARGUMENT', `entries[${i}] is missing: upsert takes a dense array, one { chunk, offset } per position. Nothing was written.`)
+        throw new HarnessError(
+          'INVALID_ARGUMENT',
+          `entries[${i}] is missing: upsert takes a dense array, one { chunk, offset } per position. Nothing was written.`,
+        )
       }
       const seq = seqOf(entry.offset, this.runId, `entries[${i}].offset`)
       if (seen.has(seq)) {
-        throw new HarnessError('INVALID_ARGUMENT', `entries[${i}].offset ${JSON.stringify(entry.offset)} appears twice in the batch; give each offset once. Nothing was written.`)
+        throw new HarnessError(
+          'INVALID_ARGUMENT',
+          `entries[${i}].offset ${JSON.stringify(entry.offset)} appears twice in the batch; give each offset once. Nothing was written.`,
+        )
       }
       seen.add(seq)
       return { seq, offset: entry.offset, chunk: this.#stored(entry.chunk, `entries[${i}].chunk`) }

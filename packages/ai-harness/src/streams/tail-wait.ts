@@ -18,10 +18,10 @@ export function wakeReaders(store: HarnessStore, logId: string): void {
 export function waitForMore(store: HarnessStore, logId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve()
-    let logs = waiters.get(store)
-    if (!logs) waiters.set(store, (logs = new Map()))
-    let set = logs.get(logId)
-    if (!set) logs.set(logId, (set = new Set()))
+    const logs = waiters.get(store) ?? new Map<string, Set<() => void>>()
+    waiters.set(store, logs)
+    const set = logs.get(logId) ?? new Set<() => void>()
+    logs.set(logId, set)
     const done = () => {
       clearTimeout(timer)
       signal?.removeEventListener('abort', done)
