@@ -19,5 +19,9 @@ export async function inputStream(store: HarnessStore, clock: Clock, sessionId: 
 
 /** A durability adapter of a submitted prompt's stream, to read it from `offset` (`'-1'`: from its start). */
 export function runStream(store: HarnessStore, clock: Clock, runId: string, offset: string | null): RunStream {
-  return new RunStream({ store, clock, redactor: undefined, retainMs: 300_000, firstChunkDeadlineMs: 1000, pollMinMs: 5, pollMaxMs: 100 }, runId, offset)
+  return new RunStream(
+    { store, clock, redactor: undefined, retainMs: 300_000, firstChunkDeadlineMs: 1000, pollMinMs: 5, pollMaxMs: 100 },
+    runId,
+    offset,
+  )
 }

@@ -62,7 +62,10 @@ export async function submitInput(
     const same = inbox.entries.find((e) => e.record.inputId === inputId)
     if (same) {
       if (!jsonEqual(same.record.messages, messages))
-        throw new HarnessError('INVALID_ARGUMENT', `inputId ${JSON.stringify(inputId)} was submitted with another prompt; choose a new inputId for a new prompt.`)
+        throw new HarnessError(
+          'INVALID_ARGUMENT',
+          `inputId ${JSON.stringify(inputId)} was submitted with another prompt; choose a new inputId for a new prompt.`,
+        )
       if (same.seq > state.inboxSeq) await accept(store, clock, same.record, sessionId)
       return { runId, duplicate: true }
     }
@@ -84,7 +87,10 @@ export async function submitInput(
     return { runId, duplicate: false }
   }
   if (isOutcomeUnknown(failure)) throw failure
-  throw new HarnessError('SESSION_BUSY', `Session ${JSON.stringify(sessionId)} kept changing while submitting a prompt; submit it again with the same inputId.`)
+  throw new HarnessError(
+    'SESSION_BUSY',
+    `Session ${JSON.stringify(sessionId)} kept changing while submitting a prompt; submit it again with the same inputId.`,
+  )
 }
 
 /** Refuses a prompt the session cannot take: a child agent's session, a turn waiting for a person, a full queue, a secret. */
@@ -96,9 +102,15 @@ async function assertTakes(
   queued: number,
 ): Promise<void> {
   if (!harnesses.some((h) => h.name === state.harness))
-    throw new HarnessError('INVALID_ARGUMENT', `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}, which this host does not run; submit from a host that does.`)
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `Session ${JSON.stringify(sessionId)} belongs to harness ${JSON.stringify(state.harness)}, which this host does not run; submit from a host that does.`,
+    )
   if (state.parent)
-    throw new HarnessError('INVALID_ARGUMENT', `Session ${JSON.stringify(sessionId)} runs an agent tool's call; its prompts come from its parent session.`)
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `Session ${JSON.stringify(sessionId)} runs an agent tool's call; its prompts come from its parent session.`,
+    )
   const waiting = state.openTurn ? parkedCall(state) : undefined
   if (waiting && (waiting.reason === 'ask' || waiting.reason === 'approval'))
     throw new HarnessError(
@@ -106,16 +118,29 @@ async function assertTakes(
       `The session's open turn waits for a person (${waiting.reason === 'ask' ? 'an answer' : 'an approval'}); answer it (host.answer / host.approve) or cancel the turn before submitting a new prompt.`,
     )
   if (queued >= MAX_QUEUED)
-    throw new HarnessError('SESSION_BUSY', `Session ${JSON.stringify(sessionId)} has ${queued} prompts queued already; wait for its turns to run before submitting more.`)
+    throw new HarnessError(
+      'SESSION_BUSY',
+      `Session ${JSON.stringify(sessionId)} has ${queued} prompts queued already; wait for its turns to run before submitting more.`,
+    )
   const held = (await secretsOf(harnesses, state)).find(messages)
-  if (held) throw new HarnessError('RECORD_SECRET', `The prompt holds a secret of the session at ${held.path}; submit it without the secret.`)
+  if (held)
+    throw new HarnessError('RECORD_SECRET', `The prompt holds a secret of the session at ${held.path}; submit it without the secret.`)
 }
 
 /** Writes the first record of a session without a log; a conflict means another submit created it. */
-async function createSession(store: GuardedStore, clock: Clock, harnesses: readonly Harness[], sessionId: string, wanted?: string): Promise<unknown> {
+async function createSession(
+  store: GuardedStore,
+  clock: Clock,
+  harnesses: readonly Harness[],
+  sessionId: string,
+  wanted?: string,
+): Promise<unknown> {
   const harness = wanted === undefined && harnesses.length === 1 ? harnesses[0] : harnesses.find((h) => h.name === wanted)
   if (!harness)
-    throw new HarnessError('INVALID_ARGUMENT', `Say which harness the new session ${JSON.stringify(sessionId)} runs: host.submit({ harness: 'name' }), one of those the host runs.`)
+    throw new HarnessError(
+      'INVALID_ARGUMENT',
+      `Say which harness the new session ${JSON.stringify(sessionId)} runs: host.submit({ harness: 'name' }), one of those the host runs.`,
+    )
   try {
     await store.append(sessionId, 1, [{ type: 'harness.session.opened', harness: harness.name, at: clock.now(), parent: null }])
     return undefined

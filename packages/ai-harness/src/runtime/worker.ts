@@ -66,7 +66,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let current: Promise<unknown> = Promise.resolve()
   let stopping = false
 
-  const drive = (sessionId: string, result: PollResult) => driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
+  const drive = (sessionId: string, result: PollResult) =>
+    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
 
   const worker: Worker = {
     workerId,

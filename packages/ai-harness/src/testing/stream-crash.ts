@@ -46,8 +46,14 @@ export async function streamAcrossCrash(world: { openStore: () => Promise<Harnes
       durableTool(
         toolDefinition({ name: 'checkout', description: 'Charges and invoices', inputSchema: z.object({ cents: z.number() }) }),
         async ({ cents }, { step }) => {
-          const charge = await step.do('charge', ({ idempotencyKey }) => (charged.add(idempotencyKey), `ch_${cents}`))
-          const invoice = await step.do('invoice', ({ idempotencyKey }) => (invoiced.add(idempotencyKey), `in_${charge}`))
+          const charge = await step.do('charge', ({ idempotencyKey }) => {
+            charged.add(idempotencyKey)
+            return `ch_${cents}`
+          })
+          const invoice = await step.do('invoice', ({ idempotencyKey }) => {
+            invoiced.add(idempotencyKey)
+            return `in_${charge}`
+          })
           return { charge, invoice }
         },
       ),
@@ -59,7 +65,15 @@ export async function streamAcrossCrash(world: { openStore: () => Promise<Harnes
   const { runId } = await hostA.submit({ sessionId: 'checkout', inputId: 'pay-1', prompt: 'Check out my cart' })
 
   const readerStore = await world.openStore()
-  const settings = { store: readerStore, clock, redactor: undefined, retainMs: 300_000, firstChunkDeadlineMs: 5_000, pollMinMs: 2, pollMaxMs: 10 }
+  const settings = {
+    store: readerStore,
+    clock,
+    redactor: undefined,
+    retainMs: 300_000,
+    firstChunkDeadlineMs: 5_000,
+    pollMinMs: 2,
+    pollMaxMs: 10,
+  }
   const beforeCrash: Array<{ offset: string; chunk: StreamChunk }> = []
   const dropped = new AbortController()
   const reading = (async () => {
@@ -97,6 +111,7 @@ export function oneStreamProblems(report: StreamCrashReport): string[] {
   if (seen.join() !== stored.join()) problems.push(`the client saw seqs ${seen.join()}, the stream holds ${stored.join()}`)
   if (report.afterReconnect.length === 0) problems.push('nothing came after the reconnect: the resumed turn wrote elsewhere')
   if (report.afterReconnect.at(-1)?.chunk.type !== 'RUN_FINISHED') problems.push('the stream did not end with RUN_FINISHED')
-  if (report.charges !== 1 || report.invoices !== 1) problems.push(`${report.charges} charges and ${report.invoices} invoices, not one each`)
+  if (report.charges !== 1 || report.invoices !== 1)
+    problems.push(`${report.charges} charges and ${report.invoices} invoices, not one each`)
   return problems
 }

@@ -6,7 +6,7 @@ import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { askHarness, gate } from '../support/faults.js'
-import { codeOf, createWorld, drain, recordsOf, TEST_LEASE_MS } from '../support/harness.js'
+import { codeOf, createWorld, recordsOf, TEST_LEASE_MS } from '../support/harness.js'
 
 /** A model that answers each prompt with its text, so the order of turns shows in the log. */
 const echo = () => defineHarness({ name: 'echo', adapter: scriptedText(({ messages }) => `echo ${String(messages.at(-1)?.content)}`) })
@@ -25,7 +25,12 @@ describe('host.submit: prompts from any host', () => {
     expect(world.data.wakeups.get('s')).toBeDefined()
     await held.close()
     // The close found the prompt queued: the session stays due, so a worker runs it.
-    const worker = createWorker({ store: memoryStore({ data: world.data, clock: world.clock }), harnesses: echo(), clock: world.clock, leaseMs: TEST_LEASE_MS })
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: echo(),
+      clock: world.clock,
+      leaseMs: TEST_LEASE_MS,
+    })
     expect((await worker.poll()).resumed).toEqual(['s'])
     const entries = await world.read('s')
     expect(prompts(entries)).toEqual(['hi'])
@@ -114,7 +119,10 @@ describe('turns that outlive the request', () => {
 describe('one stream across a crash', () => {
   it('a worker goes on in the dead host’s stream; the reconnected client sees every chunk once, in order', async () => {
     const world = createWorld()
-    const report = await streamAcrossCrash({ openStore: async () => memoryStore({ data: world.data, clock: world.clock }), clock: world.clock })
+    const report = await streamAcrossCrash({
+      openStore: async () => memoryStore({ data: world.data, clock: world.clock }),
+      clock: world.clock,
+    })
     expect(oneStreamProblems(report)).toEqual([])
   })
 })
