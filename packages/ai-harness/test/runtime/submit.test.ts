@@ -1,5 +1,5 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createWorker, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
 import { harnessStreams } from '@tanstack/ai-harness/streams'
 import { oneStreamProblems, scriptedText, streamAcrossCrash } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
@@ -112,6 +112,42 @@ describe('turns that outlive the request', () => {
     expect(seen[0]).toBe('CUSTOM')
     expect(seen).toContain('TEXT_MESSAGE_CONTENT')
     expect(seen.at(-1)).toBe('RUN_FINISHED')
+    expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
+  })
+})
+
+describe('a turn and the shutdown of its host', () => {
+  it('a shutdown hands the turn off; a worker finishes it in the same stream', async () => {
+    const world = createWorld()
+    let calls = 0
+    const step = gate()
+    const slow = defineHarness({
+      name: 'slow',
+      adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'wait', args: {} }] } : 'ok')),
+      tools: [
+        durableTool(toolDefinition({ name: 'wait', description: 'Waits', inputSchema: z.object({}) }), async (_args, { step: s }) =>
+          s.do('wait', async () => {
+            calls++
+            if (calls === 1) await step.promise
+            return 'done'
+          }),
+        ),
+      ],
+    })
+    const store = () => memoryStore({ data: world.data, clock: world.clock })
+    const host = createHost({ store: store(), harnesses: slow, clock: world.clock, leaseMs: TEST_LEASE_MS, stopTimeoutMs: 20 })
+    const { runId } = await host.submit({ sessionId: 's', inputId: 'i', prompt: 'go' })
+    const driving = host.drive('s').catch(() => 'stopped')
+    while (calls === 0) await new Promise((r) => setTimeout(r, 1))
+    await host.shutdown()
+    await driving
+    const worker = createWorker({ store: store(), harnesses: slow, clock: world.clock, leaseMs: TEST_LEASE_MS })
+    expect((await worker.poll()).resumed).toEqual(['s'])
+    step.open()
+    const streams = harnessStreams({ store: store(), clock: world.clock })
+    const types: string[] = []
+    for await (const entry of streams.durability({ runId }).read('-1')) types.push(entry.chunk.type)
+    expect(types.at(-1)).toBe('RUN_FINISHED')
     expect(recordsOf(await world.read('s'), 'harness.turn.finished')).toHaveLength(1)
   })
 })
