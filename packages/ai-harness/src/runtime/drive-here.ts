@@ -4,8 +4,28 @@ import { type HostContext, openOnHost } from './host-open.js'
 import { LiveSession } from './live-session.js'
 import type { Session } from './session.js'
 
-/** `host.drive`: takes the session's lease, drives it to the end of its queue, lets it go. */
+/**
+ * `host.drive`: takes the session's lease, drives it to the end of its queue, lets it go.
+ * `driving` holds the sessions this host drives now: a second drive of one of them is busy
+ * (the first runs the queue), since taking the lease again as the same owner would fence out
+ * the first in the middle of its turn.
+ */
 export async function driveHere(
+  context: HostContext,
+  track: (session: Session | undefined) => Session | undefined,
+  driving: Set<string>,
+  sessionId: string,
+): Promise<'done' | 'busy'> {
+  if (driving.has(sessionId)) return 'busy'
+  driving.add(sessionId)
+  try {
+    return await driveOnce(context, track, sessionId)
+  } finally {
+    driving.delete(sessionId)
+  }
+}
+
+async function driveOnce(
   context: HostContext,
   track: (session: Session | undefined) => Session | undefined,
   sessionId: string,

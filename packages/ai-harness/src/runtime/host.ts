@@ -100,7 +100,7 @@ export interface Host {
   /**
    * Drives a session here until nothing is left for it to do: its open turn, then every
    * queued prompt, each to its end whether or not anyone reads its stream (the chunks go
-   * to the prompts' durable streams). Resolves `'busy'` at once when another host holds
+   * to the prompts' durable streams). Resolves `'busy'` at once when this host drives it already or another host holds
    * the session (it runs the queue itself); rejects when a turn fails (its wakeup stays, so a
    * worker tries again). `shutdown` stops it as it stops every turn of this host.
    */
@@ -132,6 +132,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
   const timings = resolveTimings(options)
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
   const open = new Set<Session>()
+  const driving = new Set<string>()
 
   const context: HostContext = { store, harnesses, hostId, owner, clock, timings, onClosed: (session) => open.delete(session) }
   const track = (session: Session | undefined) => {
@@ -157,7 +158,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
     },
     answer: (answerOptions) => answerQuestion(store, clock, harnesses, answerOptions),
     submit: (submitOptions) => submitInput(store, clock, harnesses, submitOptions),
-    drive: (sessionId) => driveHere(context, track, sessionId),
+    drive: (sessionId) => driveHere(context, track, driving, sessionId),
     approve: (input) => approveCall(store, clock, harnesses, input),
     async delete({ sessionId } = {} as { sessionId: string }) {
       assertLogId(sessionId, store.limits)

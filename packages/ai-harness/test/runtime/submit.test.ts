@@ -75,8 +75,9 @@ describe('host.submit: prompts from any host', () => {
     while (recordsOf(await world.read('s'), 'harness.assistant').length === 0) await new Promise((r) => setTimeout(r, 1))
     await b.submit({ sessionId: 's', inputId: '2', prompt: 'second' })
     await b.submit({ sessionId: 's', inputId: '3', prompt: 'third' })
-    // b cannot drive it: a does, and takes the queue after its turn.
+    // Neither b nor a second drive on a can take it: a drives it, and takes the queue after its turn.
     expect(await b.drive('s')).toBe('busy')
+    expect(await a.drive('s')).toBe('busy')
     step.open()
     await driving
     const entries = await world.read('s')
