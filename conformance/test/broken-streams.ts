@@ -184,7 +184,7 @@ export const brokenStreams: Record<string, BrokenStreams> = {
     },
   },
   'a lock per process (TanStack AI’s InMemoryLockStore)': {
-    fails: ['lock.exclusive', 'lock.expiry', 'lock.fenced', 'lock.signal'],
+    fails: ['lock.exclusive', 'lock.expiry', 'lock.fenced', 'lock.renews', 'lock.signal'],
     hook: changedLocks(() => {
       const local = new InMemoryLockStore()
       let fence = 0

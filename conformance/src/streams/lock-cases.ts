@@ -5,6 +5,11 @@ import { locksOn, until, within } from './stream-kit.js'
 const TTL = 10_000
 /** A holder that never renews: it acts as one whose process died. */
 const DEAD = 2_000_000_000
+/** A promise awaited later in the case: its rejection is the case's failure then, never an unhandled rejection now. */
+const later = <T>(promise: Promise<T>): Promise<T> => {
+  promise.catch(() => {})
+  return promise
+}
 const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 2))
 
 /** The `lock.*` cases: TanStack AI's `LockStore` on the store's leases. */
@@ -20,7 +25,7 @@ export const lockCases = [
       let inside = 0
       let overlaps = 0
       let runs = 0
-      const other = locksOn(context).withLock('other-key', async () => 'free')
+      const other = later(locksOn(context).withLock('other-key', async () => 'free'))
       await within(
         Promise.all(
           lockers.flatMap((locks) =>
@@ -86,16 +91,20 @@ export const lockCases = [
       const holding = new Promise<void>((resolve) => {
         held = resolve
       })
-      const deadHolder = dead.withLock('k', () => {
-        held()
-        return new Promise<void>(() => {})
-      })
-      deadHolder.catch(() => {})
+      // It never ends: its process is as good as dead.
+      later(
+        dead.withLock('k', () => {
+          held()
+          return new Promise<void>(() => {})
+        }),
+      )
       await within(holding, 'the first holder got the lock')
       let waiterRan = false
-      const waiter = locksOn(context, await context.openStore()).withLock('k', async () => {
-        waiterRan = true
-      })
+      const waiter = later(
+        locksOn(context, await context.openStore()).withLock('k', async () => {
+          waiterRan = true
+        }),
+      )
       await roundTrip()
       await roundTrip()
       assert.equal(waiterRan, false, 'a waiter ran while the lock was held')
@@ -124,12 +133,14 @@ export const lockCases = [
       const gotStale = new Promise<void>((resolve) => {
         staleHeld = resolve
       })
-      const staleRun = stale.withLease('k', () => {
-        staleHeld()
-        return new Promise<void>((resolve) => {
-          release = resolve
-        })
-      })
+      const staleRun = later(
+        stale.withLease('k', () => {
+          staleHeld()
+          return new Promise<void>((resolve) => {
+            release = resolve
+          })
+        }),
+      )
       await within(gotStale, 'the stale holder got the lock')
       context.clock.advance(TTL)
       let successorDone!: () => void
@@ -137,10 +148,12 @@ export const lockCases = [
       const successorHolds = new Promise<void>((resolve) => {
         successorDone = resolve
       })
-      const successor = locksOn(context, await context.openStore(), { ttlMs: TTL * 100 }).withLease('k', async ({ fence }) => {
-        successorFence = fence
-        await successorHolds
-      })
+      const successor = later(
+        locksOn(context, await context.openStore(), { ttlMs: TTL * 100 }).withLease('k', async ({ fence }) => {
+          successorFence = fence
+          await successorHolds
+        }),
+      )
       await until(() => successorFence > 0, 'the successor took the expired lock')
       assert.ok(successorFence > fences.at(-1)!, 'the successor has the greatest fence')
       release()
@@ -149,9 +162,11 @@ export const lockCases = [
         'the stale holder ends',
       )
       let thirdRan = false
-      const third = locksOn(context, await context.openStore()).withLock('k', async () => {
-        thirdRan = true
-      })
+      const third = later(
+        locksOn(context, await context.openStore()).withLock('k', async () => {
+          thirdRan = true
+        }),
+      )
       await roundTrip()
       await roundTrip()
       assert.equal(thirdRan, false, "the stale holder's end freed its successor's lock")
@@ -167,17 +182,21 @@ export const lockCases = [
       const locks = locksOn(context, context.store, { ttlMs: TTL, renewEveryMs: 2 })
       let finish!: () => void
       let signal: AbortSignal | undefined
-      const holder = locks.withLock('k', (s) => {
-        signal = s
-        return new Promise<void>((resolve) => {
-          finish = resolve
-        })
-      })
+      const holder = later(
+        locks.withLock('k', (s) => {
+          signal = s
+          return new Promise<void>((resolve) => {
+            finish = resolve
+          })
+        }),
+      )
       await until(() => signal !== undefined, 'the holder got the lock')
       let waiterRan = false
-      const waiter = locksOn(context, await context.openStore()).withLock('k', async () => {
-        waiterRan = true
-      })
+      const waiter = later(
+        locksOn(context, await context.openStore()).withLock('k', async () => {
+          waiterRan = true
+        }),
+      )
       for (let i = 0; i < 4; i++) {
         context.clock.advance(TTL / 2)
         // Real time for a few renewals at the new time.
@@ -197,15 +216,17 @@ export const lockCases = [
     async run(context) {
       const locks = locksOn(context, context.store, { ttlMs: TTL, renewEveryMs: 5 })
       let signal: AbortSignal | undefined
-      const holder = locks.withLock('k', (s) => {
-        signal = s
-        return new Promise<void>((resolve) => s.addEventListener('abort', () => resolve(), { once: true }))
-      })
+      const holder = later(
+        locks.withLock('k', (s) => {
+          signal = s
+          return new Promise<void>((resolve) => s.addEventListener('abort', () => resolve(), { once: true }))
+        }),
+      )
       await until(() => signal !== undefined, 'the holder got the lock')
       await roundTrip()
       assert.equal(signal!.aborted, false, 'the signal aborted while the lock was held and renewed')
       context.clock.advance(TTL * 2)
-      const taker = locksOn(context, await context.openStore()).withLock('k', async () => 'taken')
+      const taker = later(locksOn(context, await context.openStore()).withLock('k', async () => 'taken'))
       await within(
         until(() => signal!.aborted, 'the holder’s signal aborted after its lock was taken', 4_000),
         'the abort',
