@@ -11,6 +11,11 @@ export type PageCheck = (run: { module: Record<string, unknown>; services: Servi
 const recordsOf = (log: unknown, type: string) => (log as LogEntry[]).map((e) => e.record).filter((r) => r.type === type)
 
 export const checks: Record<string, PageCheck> = {
+  'behind-a-web-app.md#route': ({ module }) => {
+    expect(module.runId).toBe('user-1:chat/input/prompt-1')
+    expect(module.seenOnce).toBe(true)
+    expect(module.turns).toBe(1)
+  },
   'durable-tools.md#shop': ({ module, services: { billing } }) => {
     // The first order: one charge, one invoice, and the answer after the tool result.
     expect(module.firstAnswer).toBe('Paid; the invoice is on its way.')

@@ -36,7 +36,15 @@ export {
   type AfterToolCallHook,
   type ToolCallOutcome,
 } from './runtime/harness.js'
-export { createHost, type Host, type HostOptions, type OpenOptions, type AnswerOptions } from './runtime/host.js'
+export {
+  createHost,
+  type Host,
+  type HostOptions,
+  type OpenOptions,
+  type AnswerOptions,
+  type SubmitOptions,
+  type SubmitResult,
+} from './runtime/host.js'
 export type { TimingOptions } from './runtime/timings.js'
 export type { Session, SessionStatus, TurnInput } from './runtime/session.js'
 export { createWorker, type Worker, type WorkerOptions, type PollResult } from './runtime/worker.js'

@@ -4,6 +4,7 @@ import type { StoreLimits } from '../contract/types.js'
 import { agentMetaOf, childSessionId } from './agent-tool.js'
 import type { Harness } from './harness.js'
 import { readAndFold, type SessionState } from './session-fold.js'
+import { inboxLogId } from './inbox-log.js'
 import type { GuardedStore } from './store-boundary.js'
 
 /**
@@ -15,6 +16,8 @@ export async function deleteSessionTree(store: GuardedStore, harnesses: readonly
   for (const childId of agentChildren(sessionId, state, harnesses, store.limits)) {
     if ((await store.read(childId, { limit: 1 })).length > 0) await deleteSessionTree(store, harnesses, childId)
   }
+  // The inbox first: a log left without its session would be folded into a new session of the same id.
+  await store.delete(inboxLogId(sessionId))
   await store.delete(sessionId)
 }
 

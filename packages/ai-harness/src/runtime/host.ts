@@ -9,7 +9,10 @@ import type { Harness } from './harness.js'
 import { type HostContext, openOnHost } from './host-open.js'
 import type { PersonInputRules } from './person-input.js'
 import type { Session } from './session.js'
+export type { SubmitOptions, SubmitResult } from './submit-input.js'
 import { type GuardedStore, guardStore } from './store-boundary.js'
+import { driveHere } from './drive-here.js'
+import { type SubmitOptions, type SubmitResult, submitInput } from './submit-input.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
 
 export interface HostOptions extends TimingOptions {
@@ -86,6 +89,29 @@ export interface Host {
    * leases and wakeups. Hosts elsewhere that still hold it can write nothing more to it.
    */
   delete(options: { sessionId: string }): Promise<void>
+  /**
+   * Submits a prompt to a session from any host, without its lease: it is logged in the
+   * session's inbox (the session is created if it has no log) and the session is made due.
+   * Idempotent by `inputId`: a second submit of the same id writes nothing and names the
+   * same run (`duplicate: true`), so a double submit is one turn. A prompt that arrives
+   * while a turn runs is queued, and the turns run in the order of their submits.
+   * Refused with `SESSION_BUSY` while the open turn waits for a person or the queue is
+   * full, `RECORD_SECRET` for a prompt with a secret of the session, `INVALID_ARGUMENT` for a
+   * child agent's session or an inputId reused for another prompt.
+   *
+   * The turn's chunks go to the durable stream `runId` (`@tanstack/ai-harness/streams`),
+   * which exists once this resolves. Whoever drives the session runs it: call `drive` to run
+   * it here, else the host that holds the session, or a worker, takes it.
+   */
+  submit(options: SubmitOptions): Promise<SubmitResult>
+  /**
+   * Drives a session here until nothing is left for it to do: its open turn, then every
+   * queued prompt, each to its end whether or not anyone reads its stream (the chunks go
+   * to the prompts' durable streams). Resolves `'busy'` at once when this host drives it already or another host holds
+   * the session (it runs the queue itself); rejects when a turn fails (its wakeup stays, so a
+   * worker tries again). `shutdown` stops it as it stops every turn of this host.
+   */
+  drive(sessionId: string): Promise<'done' | 'busy'>
   /** Stops every running turn for a deploy (waiting at most `stopTimeoutMs`): the turns stay open and are resumed at once elsewhere. */
   shutdown(): Promise<void>
 }
@@ -113,6 +139,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
   const timings = resolveTimings(options)
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
   const open = new Set<Session>()
+  const driving = new Set<string>()
 
   // The secrets given to host.open, until the session object is closed: an answer or a decision that holds one is refused.
   const scanners = new Map<Session, SecretScanner>()
@@ -156,6 +183,8 @@ export function createHostInternals(options: HostOptions): HostInternals {
       return track(session)!
     },
     answer: (answerOptions) => answerQuestion(store, clock, rules, answerOptions),
+    submit: (submitOptions) => submitInput(store, clock, rules, submitOptions),
+    drive: (sessionId) => driveHere(context, track, driving, sessionId),
     approve: (input) => approveCall(store, clock, rules, input),
     async delete({ sessionId } = {} as { sessionId: string }) {
       assertLogId(sessionId, store.limits)

@@ -5,10 +5,10 @@ import { guardAppends } from '../secrets/store-guard.js'
 import { readAll } from '../contract/read-all.js'
 import type { LogEntry } from '../contract/types.js'
 import type { Harness } from './harness.js'
-import type { LoggedMessage, ParkedRecord } from './records.js'
+import type { InputRecord, LoggedMessage, ParkedRecord } from './records.js'
 import type { Session, SessionArgs, SessionStatus, TurnInput } from './session.js'
 import { agentMetaOf, childSessionId } from './agent-tool.js'
-import { parkedCall, unsettledCalls } from './session-fold.js'
+import { parkedCall, type TurnInputRef, unsettledCalls } from './session-fold.js'
 import { SessionLease } from './session-lease.js'
 import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -116,6 +116,18 @@ export class LiveSession implements Session {
 
   send(input: TurnInput): AsyncIterable<StreamChunk> {
     return this.#startTurnRun((turnRun, runtime) => this.#sendTurn(turnRun, runtime, input))
+  }
+
+  /** Runs a prompt of the session's inbox (`host.submit`) as a turn that names it. */
+  sendInput(input: InputRecord, inboxSeq: number): AsyncIterable<StreamChunk> {
+    const ref: TurnInputRef = { inputId: input.inputId, inboxSeq }
+    return this.#startTurnRun((turnRun, runtime) => this.#sendTurn(turnRun, runtime, input.messages, ref))
+  }
+
+  /** What the drive loop reads: the inbox seq taken so far, and the submitted prompt of the open turn. */
+  get inbox(): { readonly taken: number; readonly openInput: TurnInputRef | undefined; readonly open: boolean } {
+    const { state } = this.#args
+    return { taken: state.inboxSeq, openInput: state.openTurn?.input, open: state.openTurn !== undefined }
   }
 
   resume(): AsyncIterable<StreamChunk> {
@@ -292,7 +304,7 @@ export class LiveSession implements Session {
     }
   }
 
-  async *#sendTurn(turnRun: TurnRun, runtime: SessionRuntime, input: TurnInput): AsyncGenerator<StreamChunk> {
+  async *#sendTurn(turnRun: TurnRun, runtime: SessionRuntime, input: TurnInput, ref?: TurnInputRef): AsyncGenerator<StreamChunk> {
     const { state, clock, hostId } = this.#args
     const { scanner } = this.#runtime
     if (state.openTurn) {
@@ -319,6 +331,7 @@ export class LiveSession implements Session {
         at: clock.now(),
         host: hostId,
         fence: this.#lease.fence,
+        ...(ref ? { input: { ...ref } } : {}),
         ...(await beginTurnTrace(runtime, turnId, hostId)),
       },
     ])
@@ -388,7 +401,7 @@ function inDoubt(sessionId: string): HarnessError {
   )
 }
 
-function toMessages(input: TurnInput): LoggedMessage[] {
+export function toMessages(input: TurnInput): LoggedMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }]
   const list = Array.isArray(input) ? input : [input]
   return list.map((m) => ({ ...m }))

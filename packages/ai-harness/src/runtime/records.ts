@@ -49,6 +49,10 @@ export interface SessionOpenedRecord extends JsonObject {
  * When the run was traced (OpenTelemetry, see the README's Tracing), `trace` holds the
  * turn span's context (`{ traceId, spanId, flags }`), so the spans of a run after a crash
  * or a wait join the same trace; absent otherwise.
+ *
+ * When the turn runs a prompt submitted with `host.submit`, `input` holds its
+ * `{ inputId, inboxSeq }`: its id and its seq in the session's inbox (every submitted
+ * prompt up to that seq has been taken); absent otherwise.
  */
 export interface TurnStartedRecord extends JsonObject {
   type: 'harness.turn.started'
@@ -247,6 +251,18 @@ export type HarnessRecord =
   | TurnFinishedRecord
   | TurnCancelledRecord
   | SecretUsedRecord
+
+/**
+ * A prompt submitted to a session from any host (`host.submit`), in the session's inbox
+ * (a log of its own, so a submit never races the driving host for the session log's next
+ * seq). `inputId` is the client's: the inbox holds each id once.
+ */
+export interface InputRecord extends JsonObject {
+  type: 'harness.input'
+  inputId: string
+  messages: LoggedMessage[]
+  at: number
+}
 
 /** The prefix of every record type the harness owns. */
 export const RESERVED_PREFIX = 'harness.'

@@ -71,8 +71,12 @@ export interface SessionState {
         host: string | undefined
         /** Calls of the turn that had no result when it was last resumed: a crash cut them, or they wait. */
         unsettledAtResume: Set<string>
+        /** The submitted prompt the turn runs (`host.submit`), absent for a prompt given to `session.send`. */
+        input: TurnInputRef | undefined
       }
     | undefined
+  /** The seq, in the session's inbox, of the last submitted prompt a turn took: later ones are queued. */
+  inboxSeq: number
   turns: number
   /** How the last ended turn ended, if one did. */
   lastTurnEnd: 'finished' | 'cancelled' | undefined
@@ -127,6 +131,18 @@ export const approvalId = (toolCallId: string) => `approval_${toolCallId}`
 /** The id of a question: unique in its session. */
 export const questionId = (toolCallId: string, name: string) => `${toolCallId}:${name}`
 
+/** Which submitted prompt a turn runs: its id and its seq in the session's inbox. */
+export interface TurnInputRef {
+  inputId: string
+  inboxSeq: number
+}
+
+function inputRefOf(value: unknown): TurnInputRef | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { inputId, inboxSeq } = value as Record<string, unknown>
+  return typeof inputId === 'string' && typeof inboxSeq === 'number' ? { inputId, inboxSeq } : undefined
+}
+
 export function emptyState(): SessionState {
   return {
     harness: undefined,
@@ -138,6 +154,7 @@ export function emptyState(): SessionState {
     results: new Map(),
     toolCalls: new Map(),
     openTurn: undefined,
+    inboxSeq: 0,
     turns: 0,
     lastTurnEnd: undefined,
     sleeps: new Map(),
@@ -224,7 +241,9 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
         trace: loggedTrace(record.trace),
         host: typeof record.host === 'string' ? record.host : undefined,
         unsettledAtResume: new Set(),
+        input: inputRefOf(record.input),
       }
+      state.inboxSeq = Math.max(state.inboxSeq, state.openTurn.input?.inboxSeq ?? 0)
       for (const m of record.messages as LoggedMessage[]) state.messages.push({ ...m })
       break
     case 'harness.turn.resumed':

@@ -1,4 +1,5 @@
 import { type Clock, WAITING_FOR_PERSON } from '../contract/types.js'
+import { inboxLogId } from './inbox-log.js'
 import type { ParkedRecord } from './records.js'
 import { openApprovalsOf, parkedCall, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
@@ -60,7 +61,7 @@ export class WakeupPolicy {
   /** After a turn finished: the parent first (if its wakeup fails, ours stays and a worker tries again), then ours. */
   async finished(): Promise<void> {
     await this.#wakeParent()
-    await this.store.wakeups?.cancel(this.sessionId)
+    await this.#cancelUnlessQueued()
   }
 
   /**
@@ -72,7 +73,20 @@ export class WakeupPolicy {
   async letGo(known: boolean, options: { wakeParent: boolean }): Promise<void> {
     if (!known || this.state.openTurn) return
     if (options.wakeParent && this.state.turns > 0) await this.#wakeParent()
-    await this.store.wakeups?.cancel(this.sessionId)
+    await this.#cancelUnlessQueued()
+  }
+
+  /**
+   * Cancels the wakeup, then looks at the inbox: a prompt submitted before the cancel
+   * (whose wakeup the cancel removed) makes the session due again. A submit after the
+   * look schedules its own wakeup after the cancel, so no prompt is left without one.
+   */
+  async #cancelUnlessQueued(): Promise<void> {
+    const wakeups = this.store.wakeups
+    if (!wakeups) return
+    await wakeups.cancel(this.sessionId)
+    const queued = await this.store.read(inboxLogId(this.sessionId), { after: this.state.inboxSeq, limit: 1 })
+    if (queued.length > 0) await this.dueNow()
   }
 
   /** A child agent's cut turn: its parent decides it, so the parent is due now and this session waits for it. */

@@ -3,6 +3,8 @@ import { HarnessError, isHarnessError } from '../contract/errors.js'
 import type { Clock, HarnessStore } from '../contract/types.js'
 import type { Harness } from './harness.js'
 import { createHostInternals, type HostInternals } from './host.js'
+import { driveInbox } from './drive-inbox.js'
+import { LiveSession } from './live-session.js'
 import type { Session } from './session.js'
 import type { TimingOptions } from './timings.js'
 import { pollAttributes, tracePoll } from './tracing.js'
@@ -64,7 +66,8 @@ export function createWorker(options: WorkerOptions): Worker {
   let current: Promise<unknown> = Promise.resolve()
   let stopping = false
 
-  const drive = (sessionId: string, result: PollResult) => driveSession({ resume, options, stopping: () => stopping }, sessionId, result)
+  const drive = (sessionId: string, result: PollResult) =>
+    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
 
   const worker: Worker = {
     workerId,
@@ -103,7 +106,7 @@ export function createWorker(options: WorkerOptions): Worker {
 
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
 async function driveSession(
-  worker: { resume: HostInternals['resume']; options: WorkerOptions; stopping: () => boolean },
+  worker: { resume: HostInternals['resume']; options: WorkerOptions; stopping: () => boolean; store: HarnessStore; clock: Clock },
   sessionId: string,
   result: PollResult,
 ): Promise<void> {
@@ -133,11 +136,15 @@ async function driveSession(
     return
   }
   try {
-    if (!session.needsRecovery) {
+    // The open turn, then the prompts submitted to the session (host.submit), in order.
+    const runs =
+      session instanceof LiveSession
+        ? await driveInbox(session, { store: worker.store, clock: worker.clock, onChunk: (chunk) => options.onChunk?.(sessionId, chunk) })
+        : 0
+    if (runs === 0) {
       result.idle.push(sessionId)
       return
     }
-    for await (const chunk of session.resume()) options.onChunk?.(sessionId, chunk)
     result.resumed.push(sessionId)
   } catch (error) {
     result.failed.push(sessionId)

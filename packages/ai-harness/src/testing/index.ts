@@ -11,6 +11,7 @@ export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
 export { entriesOf, type Machine, type MachineOptions, recordsOf, startMachine, TEST_LEASE_MS } from './machines.js'
+export { oneStreamProblems, type StreamCrashReport, seqsOf, streamAcrossCrash } from './stream-crash.js'
 export { SECRET_FORMS, type SecretForm } from './secret-forms.js'
 export {
   faultyStore,

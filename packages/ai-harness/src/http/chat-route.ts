@@ -1,0 +1,103 @@
+import { resumeServerSentEventsResponse } from '@tanstack/ai'
+import { HarnessError, isHarnessError } from '../contract/errors.js'
+import { sessionOfRunId } from '../runtime/inbox-log.js'
+import { runStream } from '../runtime/input-stream.js'
+import type { Host } from '../runtime/host.js'
+import type { TurnInput } from '../runtime/session.js'
+import { attachTo } from '../streams/request.js'
+
+/** Options of {@link createChatRoute}. */
+export interface ChatRouteOptions {
+  /** The host of this server: it submits the prompts and drives the sessions it can. */
+  host: Host
+  /** Required: whether the request may prompt or read `sessionId` (your cookie or token check). */
+  authorize: (request: Request, sessionId: string) => boolean | Promise<boolean>
+  /** Told about a turn this server drove that failed (its wakeup stays: a worker tries again). */
+  onError?: (error: unknown) => void
+}
+
+/** The two handlers of a chat route: `POST` a prompt, `GET` to resume a turn's stream. */
+export interface ChatRoute {
+  /**
+   * Body `{ sessionId, inputId, messages }` (TanStack AI client's messages, the last user
+   * message is the prompt) or `{ sessionId, inputId, prompt }`. Submits the prompt
+   * (`host.submit`, a second POST of one `inputId` is the same turn), starts driving the
+   * session here (the turn runs to its end whether or not the response is read), and
+   * answers with TanStack AI's resumable SSE response over the turn's durable stream,
+   * from its start, with its run id in `X-Run-Id`.
+   */
+  POST(request: Request): Promise<Response>
+  /**
+   * Resumes a turn's stream after the offset in `Last-Event-ID` (or `?offset`, with
+   * `X-Run-Id` or `?runId`): every chunk after it, once, in order, to the turn's end,
+   * through a crash of the host that drove it.
+   */
+  GET(request: Request): Promise<Response>
+}
+
+/** A chat route for sessions behind a web app: any server takes a prompt, any server resumes a stream. */
+export function createChatRoute(options: ChatRouteOptions): ChatRoute {
+  const { host } = options
+  if (typeof options.authorize !== 'function')
+    throw new HarnessError('INVALID_ARGUMENT', 'createChatRoute needs authorize(request, sessionId): decide who may prompt which session.')
+  const refuse = async (request: Request, sessionId: unknown): Promise<Response | undefined> => {
+    if (typeof sessionId !== 'string') return json(400, 'INVALID_ARGUMENT', 'Name the session: sessionId (a string).')
+    if ((await options.authorize(request, sessionId)) !== true) return json(403, 'FORBIDDEN', 'This request may not use this session.')
+    return undefined
+  }
+  return {
+    async POST(request) {
+      const body = (await request.json().catch(() => undefined)) as Record<string, unknown> | undefined
+      const refused = await refuse(request, body?.sessionId)
+      if (refused) return refused
+      const sessionId = body!.sessionId as string
+      try {
+        const { runId } = await host.submit({ sessionId, inputId: body!.inputId as string, prompt: promptOf(body!) })
+        // Not awaited: the turn belongs to the host now, not to this request.
+        void host.drive(sessionId).catch((error) => options.onError?.(error))
+        return resumeServerSentEventsResponse({ adapter: runStream(host.store, host.clock, runId, '-1'), headers: { 'X-Run-Id': runId } })
+      } catch (error) {
+        return refusal(error)
+      }
+    },
+    async GET(request) {
+      let attached: { runId: string; offset: string | null }
+      try {
+        attached = attachTo(request)
+      } catch (error) {
+        return refusal(error)
+      }
+      const refused = await refuse(request, sessionOfRunId(attached.runId))
+      if (refused) return refused
+      return resumeServerSentEventsResponse({
+        adapter: runStream(host.store, host.clock, attached.runId, attached.offset),
+        headers: { 'X-Run-Id': attached.runId },
+      })
+    },
+  }
+}
+
+/** The prompt of a POST: `prompt`, else the text of the last user message. */
+function promptOf(body: Record<string, unknown>): TurnInput {
+  if (typeof body.prompt === 'string') return body.prompt
+  const messages = Array.isArray(body.messages) ? (body.messages as Array<Record<string, unknown>>) : []
+  const last = messages.findLast((m) => m?.role === 'user')
+  if (!last) throw new HarnessError('INVALID_ARGUMENT', 'The body holds no prompt: send prompt (a string) or messages with a user message.')
+  if (typeof last.content === 'string') return last.content
+  const parts = Array.isArray(last.parts) ? (last.parts as Array<Record<string, unknown>>) : []
+  return parts
+    .filter((p) => p?.type === 'text')
+    .map((p) => String(p.content ?? p.text ?? ''))
+    .join('')
+}
+
+const STATUS: Record<string, number> = { SESSION_BUSY: 409, STREAM_NOT_FOUND: 404, STORE_UNAVAILABLE: 503 }
+
+function refusal(error: unknown): Response {
+  if (!isHarnessError(error)) throw error
+  return json(STATUS[error.code] ?? 400, error.code, error.message)
+}
+
+function json(status: number, code: string, message: string): Response {
+  return new Response(JSON.stringify({ code, message }), { status, headers: { 'Content-Type': 'application/json' } })
+}
