@@ -15,6 +15,13 @@ import { namespaceCases } from './cases/namespace-cases.js'
 import { sessionCases } from './cases/session-cases.js'
 import { storeRetryCases } from './cases/store-retry-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
+import { contentCases } from './cases/content-cases.js'
+import { crossRaceCases } from './cases/cross-race-cases.js'
+import { isolationCases } from './cases/isolation-cases.js'
+import { listingScaleCases } from './cases/listing-scale-cases.js'
+import { runtimeParameterCases } from './cases/runtime-parameter-cases.js'
+import { storeClockCases } from './cases/store-clock-cases.js'
+import { hostStoreCases } from './durable/host-store-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { approvalCases } from './durable/approval-cases.js'
 import { durableCases } from './durable/durable-cases.js'
@@ -41,6 +48,12 @@ export const storeCases: readonly ConformanceCase[] = [
   ...wakeupCases,
   ...namespaceCases,
   ...sessionCases,
+  ...isolationCases,
+  ...contentCases,
+  ...listingScaleCases,
+  ...crossRaceCases,
+  ...storeClockCases,
+  ...runtimeParameterCases,
 ]
 
 /** The durable semantics of the seed page, proved on top of the store. */
@@ -53,6 +66,7 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...secretCases,
   ...faultCases,
   ...retryCases,
+  ...hostStoreCases,
 ]
 
 /** Every case of the suite: the store cases, then the durable semantics on top of the store. */
@@ -190,14 +204,15 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
     const raw = await options.dump({ namespace })
     return typeof raw === 'string' ? raw : Buffer.from(raw).toString('latin1') + Buffer.from(raw).toString('utf8')
   }
-  const namespaceContext = async (): Promise<NamespaceContext> => {
-    const namespace = newNamespace(c)
+  const namespaceContext = async (name?: string): Promise<NamespaceContext> => {
+    if (name !== undefined && !/^[A-Za-z0-9_]{1,44}$/.test(name)) throw new Error(`a case opened the namespace ${name}: not letters, digits and _`)
+    const namespace = name ?? newNamespace(c)
     namespaces.push(namespace)
     const openStore = openOn(namespace)
     return { namespace, store: await openStore(), openStore, dump: dumpOf(namespace) }
   }
   try {
-    const main = await namespaceContext()
+    const main = await namespaceContext(undefined)
     const limits = checkedLimits(options, main.store)
     const context: CaseContext = {
       ...main,
@@ -207,6 +222,7 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
       maxLogIdBytes: maxLogIdBytesOf(limits),
       concurrency: options.concurrency ?? 8,
       openNamespace: namespaceContext,
+      freshRoot: () => `c${randomUUID().replace(/-/g, '').slice(0, 16)}_iso`,
       openSkewedStore: (offsetMs) => openOn(main.namespace, { now: () => clock.now() + offsetMs })(),
       async openFaultyStore(faults) {
         if (!options.faults) throw new Error('openFaultyStore needs the faults option')
