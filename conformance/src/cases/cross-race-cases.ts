@@ -106,7 +106,7 @@ export const crossRaceCases = [
     requires: ['leases', 'races'],
     async run(context) {
       const { store } = context
-      for (let round = 0; round < 8; round++) {
+      for (let round = 0; round < 16; round++) {
         const logId = `r-${round}`
         const [renewer, taker] = await racers(context, 2)
         const old = await store.leases!.acquire(logId, 'old-host', TTL)
@@ -121,7 +121,7 @@ export const crossRaceCases = [
             }
           }
         })()
-        await new Promise((resolve) => setTimeout(resolve, round % 3))
+        await new Promise((resolve) => setTimeout(resolve, round % 4))
         await store.leases!.release(old).catch((error) => {
           if (codeOf(error) !== 'LEASE_LOST') throw error
         })

@@ -224,10 +224,12 @@ export const isolationCases = [
         for (const op of ops) if (supported(store, op)) await step([side], op, clock.now(), history)
         await checkEverything([side], ids, history)
       }
-      for (const id of [...ids].reverse()) {
+      for (const id of ids) {
         const ops: Op[] = [
           { op: 'acquire', ns: 0, id, owner: 1 },
           { op: 'release', ns: 0, id },
+          { op: 'schedule', ns: 0, id, when: 'due', offset: 60 },
+          { op: 'due', ns: 0 },
           { op: 'claim', ns: 0 },
           { op: 'cancel', ns: 0, id },
           { op: 'delete', ns: 0, id },
