@@ -226,8 +226,15 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
       openSkewedStore: (offsetMs) => openOn(main.namespace, { now: () => clock.now() + offsetMs })(),
       async openFaultyStore(faults) {
         if (!options.faults) throw new Error('openFaultyStore needs the faults option')
-        const store = guardStore(await options.faults.createStore({ namespace: main.namespace, clock, ...faults }), broken)
+        const raw = await options.faults.createStore({ namespace: main.namespace, clock, ...faults })
+        const store = guardStore(raw, broken)
         opened.push(store)
+        const differs = shapeDifference(raw, await options.createStore({ namespace: main.namespace, clock }), opened)
+        if (differs) {
+          throw new Error(
+            `The faults hook built a store that differs from the one createStore returns (${differs}): the retry cases would prove a store you do not ship. Build it with the same factory and options as createStore, changing only its client (or wrap the client of the store createStore returns).`,
+          )
+        }
         return store
       },
       async openRacer() {
@@ -242,6 +249,30 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
     await dispose()
     throw error
   }
+}
+
+/**
+ * How a store the faults hook built differs from the store `createStore` returns, or
+ * undefined: its class, its limits, its capabilities and its own members must be the same.
+ * The second store is closed with the case.
+ */
+function shapeDifference(faulty: HarnessStore, shipped: HarnessStore, opened: HarnessStore[]): string | undefined {
+  opened.push(shipped)
+  const shape = (store: HarnessStore) => ({
+    class: Object.getPrototypeOf(store)?.constructor?.name,
+    limits: sorted(store.limits),
+    members: Object.keys(store)
+      .filter((key) => (store as unknown as Record<string, unknown>)[key] !== undefined)
+      .sort(),
+    leases: Object.keys(store.leases ?? {}).sort(),
+    wakeups: Object.keys(store.wakeups ?? {}).sort(),
+    sessions: Object.keys(store.sessions ?? {}).sort(),
+    now: typeof store.now,
+  })
+  const [a, b] = [shape(faulty), shape(shipped)]
+  const keys = Object.keys(a) as (keyof typeof a)[]
+  const different = keys.filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+  return different.length === 0 ? undefined : different.map((key) => `${key}: ${JSON.stringify(a[key])} instead of ${JSON.stringify(b[key])}`).join('; ')
 }
 
 /** The store's declared limits, after checking them against the options and the minimum the harness needs. */

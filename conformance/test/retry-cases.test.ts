@@ -67,6 +67,23 @@ describe('the store retry cases', () => {
     expect(results.map((r) => [r.id, r.status, String((r.error as Error)?.message ?? '')])).toEqual(ids.map((id) => [id, 'passed', '']))
   })
 
+  it('fail when the faults hook builds a store other than the one createStore returns', async () => {
+    const options = optionsWith('none')
+    const other: ConformanceOptions = {
+      ...options,
+      faults: {
+        createStore: async (context) => {
+          const store = await options.faults!.createStore(context)
+          // A second store of its own: larger limits and no listings than the shipped one.
+          return { ...store, limits: { ...store.limits, maxRecordBytes: store.limits.maxRecordBytes * 2 }, sessions: undefined }
+        },
+      },
+    }
+    const results = await runConformanceCases(other, { only: ids })
+    expect(results.map((r) => r.status)).toEqual(ids.map(() => 'failed'))
+    expect(String((results[0]!.error as Error).message)).toMatch(/faults hook built a store that differs .*limits.*members/)
+  })
+
   it.each([
     ['no retries', ['store.retry.transient', 'store.retry.exhausted', 'store.retry.lost-reply', 'store.retry.unanswered']],
     ['raw error after retries', ['store.retry.exhausted', 'store.retry.unanswered']],
