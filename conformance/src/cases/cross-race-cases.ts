@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { HarnessStore, Lease, LogRecord } from '@tanstack/ai-harness/store'
-import { assertSame, type CaseContext, defineCase, readLog } from '../case.js'
+import { assertSame, type CaseContext, defineCase, expectCode, readLog } from '../case.js'
 
 const TTL = 30_000
 const codeOf = (error: unknown) => (error as { code?: unknown })?.code
@@ -33,29 +33,39 @@ export const crossRaceCases = [
       await store.append('s', 1, [{ type: 'start' }], { lease: old })
       const writers = await racers(context, Math.max(2, Math.min(context.concurrency, 4)))
       const [taker] = await racers(context, 1)
+      let landed = 0
+      let finished = 0
       let landedAfterLoss = 0
       let takenOver = false
       const oldWriters = writers.map(async (writer, w) => {
-        for (let n = 0; n < 400; n++) {
-          const landed = await appendFenced(writer, 's', { type: 'old', w, n }, old)
-          if (!landed) return
-          if (takenOver) landedAfterLoss++
+        // Until the takeover, and one append after it: that one must end LEASE_LOST.
+        for (let n = 0; n < 200; n++) {
+          const after = takenOver
+          if (!(await appendFenced(writer, 's', { type: 'old', w, n }, old))) return void finished++
+          landed++
+          if (after) landedAfterLoss++
+          // A turn of the event loop: an in-process driver that answers in microtasks would starve the takeover.
+          await new Promise((resolve) => setTimeout(resolve, 0))
         }
-        assert.fail("400 appends with the old lease landed while another host took the session over: a fenced append must check the lease in the same atomic step as the seq, against the store's current lease (never a copy an instance keeps)")
+        assert.fail("200 appends with the old lease landed while another host took the session over: a fenced append must check the lease in the same atomic step as the seq, against the store's current lease (never a copy an instance keeps)")
       })
-      await new Promise((resolve) => setTimeout(resolve, 5))
+      // Awaited below; a failure of the case before that must not leave it unhandled.
+      const allOld = Promise.all(oldWriters)
+      allOld.catch(() => {})
+      for (let waits = 0; landed < 4 && finished < writers.length && waits < 5_000; waits++) await new Promise((resolve) => setTimeout(resolve, 1))
       clock.advance(TTL)
       const lease = await taker!.leases!.acquire('s', 'new-host', TTL)
       takenOver = true
-      for (let n = 0; n < 5; n++) assert.ok(await appendFenced(taker!, 's', { type: 'new', n }, lease), "the new holder's append was LEASE_LOST")
-      await Promise.all(oldWriters)
+      for (let n = 0; n < 3; n++) assert.ok(await appendFenced(taker!, 's', { type: 'new', n }, lease), "the new holder's append was LEASE_LOST")
+      await allOld
       const log = await readLog(store, 's')
+      assert.equal(log.filter((r) => r.type === 'new').length, 3, "the new holder's three appends, read from another instance")
       const firstNew = log.findIndex((r) => r.type === 'new')
       const lateOld = log.slice(firstNew).filter((r) => r.type === 'old')
       assert.equal(
-        lateOld.length,
+        lateOld.length + landedAfterLoss,
         0,
-        `${lateOld.length} records of the old holder landed after the new holder's first record (${landedAfterLoss} old appends landed after the takeover resolved): check the append's lease in the same atomic step as its seq, against the lease the store holds now`,
+        `${lateOld.length} records of the old holder landed after the new holder's first record, and ${landedAfterLoss} appends with the old lease that began after the takeover resolved landed: check the append's lease in the same atomic step as its seq, against the lease the store holds now`,
       )
     },
   }),
@@ -121,6 +131,7 @@ export const crossRaceCases = [
             }
           }
         })()
+        renewing.catch(() => {})
         await new Promise((resolve) => setTimeout(resolve, round % 4))
         await store.leases!.release(old).catch((error) => {
           if (codeOf(error) !== 'LEASE_LOST') throw error
@@ -134,6 +145,7 @@ export const crossRaceCases = [
           if (codeOf(error) !== 'LEASE_LOST') throw error
           assert.fail(`${logId}: the new holder's renew was LEASE_LOST: a renew of the old lease that raced the release and the acquire overwrote the new lease. Renew in one atomic step that changes the lease only while its owner and fence are the caller's`)
         })
+        await expectCode(store.leases!.acquire(logId, 'third-host', TTL), 'LEASE_HELD', `${logId}: a third owner, while the new holder's lease lives`)
         await renewer!.leases!.renew(current, TTL).then(
           () => assert.fail(`${logId}: the old holder's renew succeeded after its release and another owner's acquire`),
           (error) => assert.equal(codeOf(error), 'LEASE_LOST', `${logId}: the old holder's renew`),

@@ -10,7 +10,7 @@ import { listAll } from '../model/listing.js'
  */
 export const LISTING_SETTLE_MS = 10_000
 
-const SESSIONS = 3_000
+const SESSIONS = 2_000
 const id = (i: number) => `u-${String(i).padStart(5, '0')}`
 
 /**
@@ -47,7 +47,7 @@ async function spread(context: CaseContext, count: number, work: (store: Harness
 }
 
 /** Which of the sessions the case deletes: runs longer than any page, at the start, middle and end, and scattered ones. */
-const deleted = (i: number) => i < 50 || (i >= 1_000 && i < 2_200) || (i >= 300 && i < 500 && i % 2 === 0) || i >= SESSIONS - 100
+const deleted = (i: number) => i < 50 || (i >= 600 && i < 1_700) || (i >= 300 && i < 500 && i % 2 === 0) || i >= SESSIONS - 100
 
 export const listingScaleCases = [
   defineCase({
@@ -63,7 +63,7 @@ export const listingScaleCases = [
       await settledListing(store, MAX_SESSION_PAGE, live, ever, `sessions.list in pages of ${MAX_SESSION_PAGE} after ${SESSIONS} starts and ${SESSIONS - live.length} deletes`)
       assertSame(await listAll(store.sessions!, 'list', 97, 'pages of 97'), live, `sessions.list in pages of 97`)
       // Cursors at the edges of every deleted run, on deleted ids (no session) and on live ones.
-      for (const cursor of [id(49), id(50), id(999), id(1_000), id(1_500), id(2_199), id(2_200), id(301), id(302), id(SESSIONS - 101), id(SESSIONS - 1), 'u-', 'u-99999']) {
+      for (const cursor of [id(49), id(50), id(599), id(600), id(1_200), id(1_699), id(1_700), id(301), id(302), id(SESSIONS - 101), id(SESSIONS - 1), 'u-', 'u-99999']) {
         const expected = live.filter((x) => compareCodePoints(x, cursor) > 0).slice(0, 25)
         const page = await store.sessions!.list({ after: cursor, limit: 25 })
         assert.ok(page.length > 0 || expected.length === 0, `sessions.list after ${JSON.stringify(cursor)} returned an empty page while ${expected.length > 0 ? 'sessions follow' : ''} ${JSON.stringify(expected.slice(0, 2))}: only an empty page ends a listing, so a run of deleted sessions must not yield one`)
@@ -77,8 +77,8 @@ export const listingScaleCases = [
     requires: ['sessions', 'races'],
     async run(context) {
       const { store } = context
-      const stable = Array.from({ length: 600 }, (_, i) => `s-${String(i * 2).padStart(4, '0')}`)
-      const churn = Array.from({ length: 600 }, (_, i) => `s-${String(i * 2 + 1).padStart(4, '0')}`)
+      const stable = Array.from({ length: 300 }, (_, i) => `s-${String(i * 2).padStart(4, '0')}`)
+      const churn = Array.from({ length: 300 }, (_, i) => `s-${String(i * 2 + 1).padStart(4, '0')}`)
       const ever = new Set([...stable, ...churn])
       await spread(context, stable.length, (writer, i) => writer.append(stable[i]!, 1, [{ type: 'stable' }]))
       await settledListing(store, 100, stable, ever, 'sessions.list before the churn')

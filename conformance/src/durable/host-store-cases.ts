@@ -50,7 +50,9 @@ export const hostStoreCases = [
         expected,
         `the sleep's wake time is ${String(sleep?.wakeAt)}, not ${expected} (store.now() ${storeTime} + 1 h): a host takes durable times from store.now() when the store has one, so keep now on every store you hand a host (wrappers included)`,
       )
-      assert.deepEqual(await context.store.wakeups!.due(10), [], 'the session woke early: its wakeup is due before the store clock reaches the wake time')
+      if (context.store.now) {
+        assert.deepEqual(await context.store.wakeups!.due(10), [], 'the session woke early: its wakeup is due before the store clock reaches the wake time')
+      }
       if (context.options.skip?.fencing === undefined) {
         const unfenced = seen.filter((options) => options.lease === undefined).length
         assert.equal(unfenced, 0, `${unfenced} of the host's ${seen.length} appends carried no lease: a host fences every append with its lease, so a store wrapper must pass append's options through`)
