@@ -66,5 +66,8 @@ export const TRICKY_IDS = [
 /** An id from {@link TRICKY_IDS}, or a short one made of the characters that separate keys and paths. */
 export const trickyId: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...TRICKY_IDS) },
-  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom('/', '.', '?', '#', '%', '_', ':', '-', 'a', 'A', '7', ' ') }) },
+  {
+    weight: 1,
+    arbitrary: fc.string({ minLength: 1, maxLength: 8, unit: fc.constantFrom('/', '.', '?', '#', '%', '_', ':', '-', 'a', 'A', '7', ' ') }),
+  },
 )

@@ -205,7 +205,8 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
     return typeof raw === 'string' ? raw : Buffer.from(raw).toString('latin1') + Buffer.from(raw).toString('utf8')
   }
   const namespaceContext = async (name?: string): Promise<NamespaceContext> => {
-    if (name !== undefined && !/^[A-Za-z0-9_]{1,44}$/.test(name)) throw new Error(`a case opened the namespace ${name}: not letters, digits and _`)
+    if (name !== undefined && !/^[A-Za-z0-9_]{1,44}$/.test(name))
+      throw new Error(`a case opened the namespace ${name}: not letters, digits and _`)
     const namespace = name ?? newNamespace(c)
     namespaces.push(namespace)
     const openStore = openOn(namespace)
@@ -272,7 +273,9 @@ function shapeDifference(faulty: HarnessStore, shipped: HarnessStore, opened: Ha
   const [a, b] = [shape(faulty), shape(shipped)]
   const keys = Object.keys(a) as (keyof typeof a)[]
   const different = keys.filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
-  return different.length === 0 ? undefined : different.map((key) => `${key}: ${JSON.stringify(a[key])} instead of ${JSON.stringify(b[key])}`).join('; ')
+  return different.length === 0
+    ? undefined
+    : different.map((key) => `${key}: ${JSON.stringify(a[key])} instead of ${JSON.stringify(b[key])}`).join('; ')
 }
 
 /** The store's declared limits, after checking them against the options and the minimum the harness needs. */

@@ -5,7 +5,24 @@ import { assertSame, defineCase, expectCode, readLog } from '../case.js'
 import { checkGenerated } from '../generated.js'
 
 /** Keys real apps write: JSON Schema and Mongo style `$` keys, dotted paths, `__proto__` and other Object.prototype names. */
-const KEYS = ['$ref', '$schema', '$', '.', '.hidden', 'a.b.c', '__proto__', 'constructor', 'toString', 'zeta', 'alpha', 'Beta', '', ' ', 'é', '😀']
+const KEYS = [
+  '$ref',
+  '$schema',
+  '$',
+  '.',
+  '.hidden',
+  'a.b.c',
+  '__proto__',
+  'constructor',
+  'toString',
+  'zeta',
+  'alpha',
+  'Beta',
+  '',
+  ' ',
+  'é',
+  '😀',
+]
 /** Numbers at the edges of what JSON and a double keep. */
 const NUMBERS = [
   Number.MAX_SAFE_INTEGER,
@@ -25,7 +42,24 @@ const NUMBERS = [
   0,
 ]
 /** Characters that some JSON, line and text handling takes apart: line and paragraph separators, NEL, BOM, escapes. */
-const HARD_TEXT = ['\u2028', '\u2029', '\u0085', '\ufeff', '\r\n', '\n', '\t', '\\', '"', '</script>', '\u0000', '\u001f', 'é', '€', '😀', '\u{10ffff}']
+const HARD_TEXT = [
+  '\u2028',
+  '\u2029',
+  '\u0085',
+  '\ufeff',
+  '\r\n',
+  '\n',
+  '\t',
+  '\\',
+  '"',
+  '</script>',
+  '\u0000',
+  '\u001f',
+  'é',
+  '€',
+  '😀',
+  '\u{10ffff}',
+]
 
 const textArbitrary = fc.oneof(
   fc.constantFrom(...HARD_TEXT),
@@ -50,7 +84,13 @@ const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
 
 /** A record from generated JSON text: `type` first, then the generated keys in their order. */
 const recordArbitrary: fc.Arbitrary<string> = fc
-  .uniqueArray(fc.tuple(keyArbitrary.filter((k) => k !== 'type'), jsonText), { maxLength: 6, selector: ([key]) => key })
+  .uniqueArray(
+    fc.tuple(
+      keyArbitrary.filter((k) => k !== 'type'),
+      jsonText,
+    ),
+    { maxLength: 6, selector: ([key]) => key },
+  )
   .map((entries) => `{"type":"gen"${entries.map(([key, value]) => `,${JSON.stringify(key)}:${value}`).join('')}}`)
 
 /** What a store must give back: the record as its JSON text says, keys in order, `__proto__` an own key. */
@@ -64,7 +104,11 @@ function multibyteRecord(bytes: number, tag: string): LogRecord {
   const base = { type: 'multibyte', tag, text: '' }
   let room = bytes - utf8Length(JSON.stringify(base))
   const parts: string[] = []
-  for (const [char, size] of [['😀', 4], ['€', 3], ['é', 2]] as const) {
+  for (const [char, size] of [
+    ['😀', 4],
+    ['€', 3],
+    ['é', 2],
+  ] as const) {
     const count = Math.floor(room / size / (size === 2 ? 1 : 2))
     parts.push(char.repeat(count))
     room -= count * size
@@ -88,11 +132,22 @@ export const contentCases = [
         const logId = `content-${seq}`
         seq++
         await store.append(logId, 1, batch)
-        for (const [who, from] of [['the writing instance', store], ['another instance', reader]] as const) {
+        for (const [who, from] of [
+          ['the writing instance', store],
+          ['another instance', reader],
+        ] as const) {
           const back = await readLog(from, logId)
-          assertSame(asText(back), asText(batch), `the records read back from ${who}, as JSON text (key order and numbers included). ${CONTENT_FIX}`)
+          assertSame(
+            asText(back),
+            asText(batch),
+            `the records read back from ${who}, as JSON text (key order and numbers included). ${CONTENT_FIX}`,
+          )
           back.forEach((record, i) => {
-            assert.deepEqual(Object.keys(record), Object.keys(batch[i]!), `${who}: record ${i + 1}'s own keys (an own __proto__ key must stay one). ${CONTENT_FIX}`)
+            assert.deepEqual(
+              Object.keys(record),
+              Object.keys(batch[i]!),
+              `${who}: record ${i + 1}'s own keys (an own __proto__ key must stay one). ${CONTENT_FIX}`,
+            )
           })
         }
       })
@@ -104,13 +159,23 @@ export const contentCases = [
     async run({ store, openStore, limits }) {
       const size = Math.min(limits.maxRecordBytes, 100 * 1024)
       const big = multibyteRecord(size, 'big')
-      const separated = JSON.parse('{"type":"lines","z":"a\u2028b","$ref":"#/x","a":"c\u2029d","__proto__":{"polluted":true},".":"e\u0085f"}') as LogRecord
+      const separated = JSON.parse(
+        '{"type":"lines","z":"a\u2028b","$ref":"#/x","a":"c\u2029d","__proto__":{"polluted":true},".":"e\u0085f"}',
+      ) as LogRecord
       await store.append('s', 1, [big])
       await store.append('s', 2, [separated])
       for (const from of [store, await openStore()]) {
         const back = await readLog(from, 's')
-        assert.equal(back.length, 2, `a log of two records read back as ${back.length}: the store split or merged records at U+2028/U+2029/U+0085 or in long text. ${CONTENT_FIX}`)
-        assert.equal((back[0]!.text as string).length, (big.text as string).length, `the ${size}-byte multibyte record came back ${(back[0]!.text as string).length} code units long, not ${(big.text as string).length}. ${CONTENT_FIX}`)
+        assert.equal(
+          back.length,
+          2,
+          `a log of two records read back as ${back.length}: the store split or merged records at U+2028/U+2029/U+0085 or in long text. ${CONTENT_FIX}`,
+        )
+        assert.equal(
+          (back[0]!.text as string).length,
+          (big.text as string).length,
+          `the ${size}-byte multibyte record came back ${(back[0]!.text as string).length} code units long, not ${(big.text as string).length}. ${CONTENT_FIX}`,
+        )
         assertSame(asText(back), asText([big, separated]), `the records as JSON text. ${CONTENT_FIX}`)
         assert.ok(Object.hasOwn(back[1]!, '__proto__'), `"__proto__" came back as the prototype, not an own key. ${CONTENT_FIX}`)
       }
@@ -144,7 +209,9 @@ export const contentCases = [
       if ((limits.maxBatchRecords ?? count) >= count) {
         await store.append('batch', 1, batch).catch((error: { code?: string }) => {
           if (error.code !== 'RECORD_TOO_LARGE') throw error
-          assert.fail(`a batch of exactly maxBatchBytes (${limits.maxBatchBytes}) UTF-8 bytes of multibyte JSON was refused: count the batch in UTF-8 bytes of each record's JSON`)
+          assert.fail(
+            `a batch of exactly maxBatchBytes (${limits.maxBatchBytes}) UTF-8 bytes of multibyte JSON was refused: count the batch in UTF-8 bytes of each record's JSON`,
+          )
         })
         assert.equal((await readLog(store, 'batch')).length, count, 'the batch at the limit')
       }

@@ -25,7 +25,8 @@ const racers = (context: CaseContext, count: number) => Promise.all(Array.from({
 export const crossRaceCases = [
   defineCase({
     id: 'race.fenced-append-takeover',
-    title: "writers appending with a lease while another host takes the session over: none of the old holder's records lands after the new holder's first, and the old holder's appends end LEASE_LOST",
+    title:
+      "writers appending with a lease while another host takes the session over: none of the old holder's records lands after the new holder's first, and the old holder's appends end LEASE_LOST",
     requires: ['leases', 'fencing', 'races'],
     async run(context) {
       const { clock, store } = context
@@ -47,16 +48,20 @@ export const crossRaceCases = [
           // A turn of the event loop: an in-process driver that answers in microtasks would starve the takeover.
           await new Promise((resolve) => setTimeout(resolve, 0))
         }
-        assert.fail("200 appends with the old lease landed while another host took the session over: a fenced append must check the lease in the same atomic step as the seq, against the store's current lease (never a copy an instance keeps)")
+        assert.fail(
+          "200 appends with the old lease landed while another host took the session over: a fenced append must check the lease in the same atomic step as the seq, against the store's current lease (never a copy an instance keeps)",
+        )
       })
       // Awaited below; a failure of the case before that must not leave it unhandled.
       const allOld = Promise.all(oldWriters)
       allOld.catch(() => {})
-      for (let waits = 0; landed < 4 && finished < writers.length && waits < 5_000; waits++) await new Promise((resolve) => setTimeout(resolve, 1))
+      for (let waits = 0; landed < 4 && finished < writers.length && waits < 5_000; waits++)
+        await new Promise((resolve) => setTimeout(resolve, 1))
       clock.advance(TTL)
-      const lease = await taker!.leases!.acquire('s', 'new-host', TTL)
+      const lease = await taker.leases!.acquire('s', 'new-host', TTL)
       takenOver = true
-      for (let n = 0; n < 3; n++) assert.ok(await appendFenced(taker!, 's', { type: 'new', n }, lease), "the new holder's append was LEASE_LOST")
+      for (let n = 0; n < 3; n++)
+        assert.ok(await appendFenced(taker!, 's', { type: 'new', n }, lease), "the new holder's append was LEASE_LOST")
       await allOld
       const log = await readLog(store, 's')
       assert.equal(log.filter((r) => r.type === 'new').length, 3, "the new holder's three appends, read from another instance")
@@ -71,7 +76,8 @@ export const crossRaceCases = [
   }),
   defineCase({
     id: 'race.claim-cancel-delete',
-    title: 'claims racing cancels, deletes and new schedules of the same sessions never bring back a cancelled or deleted wakeup, nor overwrite a newer schedule with the hold',
+    title:
+      'claims racing cancels, deletes and new schedules of the same sessions never bring back a cancelled or deleted wakeup, nor overwrite a newer schedule with the hold',
     requires: ['wakeups', 'races'],
     async run(context) {
       const { clock, store } = context
@@ -112,7 +118,8 @@ export const crossRaceCases = [
   }),
   defineCase({
     id: 'race.renew-release-takeover',
-    title: "renewals racing a release and another owner's acquire never bring back the released lease: the new holder keeps its lease and the old one's renew is LEASE_LOST",
+    title:
+      "renewals racing a release and another owner's acquire never bring back the released lease: the new holder keeps its lease and the old one's renew is LEASE_LOST",
     requires: ['leases', 'races'],
     async run(context) {
       const { store } = context
@@ -124,7 +131,7 @@ export const crossRaceCases = [
         const renewing = (async () => {
           for (let n = 0; n < 30; n++) {
             try {
-              current = await renewer!.leases!.renew(current, TTL)
+              current = await renewer.leases!.renew(current, TTL)
             } catch (error) {
               if (codeOf(error) === 'LEASE_LOST') return
               throw error
@@ -136,17 +143,25 @@ export const crossRaceCases = [
         await store.leases!.release(old).catch((error) => {
           if (codeOf(error) !== 'LEASE_LOST') throw error
         })
-        const taken = await taker!.leases!.acquire(logId, 'new-host', TTL).catch((error) => {
+        const taken = await taker.leases!.acquire(logId, 'new-host', TTL).catch((error) => {
           if (codeOf(error) !== 'LEASE_HELD') throw error
-          assert.fail(`${logId}: after the old holder released its lease, another owner's acquire was LEASE_HELD: a renew that raced the release wrote the released lease back. Renew in one atomic step that changes the lease only while it is the caller's`)
+          assert.fail(
+            `${logId}: after the old holder released its lease, another owner's acquire was LEASE_HELD: a renew that raced the release wrote the released lease back. Renew in one atomic step that changes the lease only while it is the caller's`,
+          )
         })
         await renewing
-        await taker!.leases!.renew(taken, TTL).catch((error) => {
+        await taker.leases!.renew(taken, TTL).catch((error) => {
           if (codeOf(error) !== 'LEASE_LOST') throw error
-          assert.fail(`${logId}: the new holder's renew was LEASE_LOST: a renew of the old lease that raced the release and the acquire overwrote the new lease. Renew in one atomic step that changes the lease only while its owner and fence are the caller's`)
+          assert.fail(
+            `${logId}: the new holder's renew was LEASE_LOST: a renew of the old lease that raced the release and the acquire overwrote the new lease. Renew in one atomic step that changes the lease only while its owner and fence are the caller's`,
+          )
         })
-        await expectCode(store.leases!.acquire(logId, 'third-host', TTL), 'LEASE_HELD', `${logId}: a third owner, while the new holder's lease lives`)
-        await renewer!.leases!.renew(current, TTL).then(
+        await expectCode(
+          store.leases!.acquire(logId, 'third-host', TTL),
+          'LEASE_HELD',
+          `${logId}: a third owner, while the new holder's lease lives`,
+        )
+        await renewer.leases!.renew(current, TTL).then(
           () => assert.fail(`${logId}: the old holder's renew succeeded after its release and another owner's acquire`),
           (error) => assert.equal(codeOf(error), 'LEASE_LOST', `${logId}: the old holder's renew`),
         )

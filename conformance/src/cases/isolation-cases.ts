@@ -81,7 +81,11 @@ async function step(sides: readonly Side[], op: Op, now: number, history: string
       return
     }
     case 'read':
-      return assertSame(await readLog(store, op.id), model.read(op.id), `${context()}: the records (each names the namespace and id it was written to). ${FIX}`)
+      return assertSame(
+        await readLog(store, op.id),
+        model.read(op.id),
+        `${context()}: the records (each names the namespace and id it was written to). ${FIX}`,
+      )
     case 'delete':
       await store.delete(op.id)
       model.delete(op.id)
@@ -96,7 +100,9 @@ async function step(sides: readonly Side[], op: Op, now: number, history: string
       } catch (error) {
         if (codeOf(error) !== 'LEASE_HELD') throw error
         if (expected === 'LEASE_HELD') return
-        assert.fail(`${context()}: acquire by ${owner} is LEASE_HELD, but nobody else holds that session's lease in this namespace: a lease of another namespace or id blocks it. ${FIX}.`)
+        assert.fail(
+          `${context()}: acquire by ${owner} is LEASE_HELD, but nobody else holds that session's lease in this namespace: a lease of another namespace or id blocks it. ${FIX}.`,
+        )
       }
       return
     }
@@ -108,11 +114,16 @@ async function step(sides: readonly Side[], op: Op, now: number, history: string
       try {
         if (op.op === 'renew') side.leases.set(op.id, { ...held, lease: await store.leases!.renew(held.lease, TTL) })
         else await store.leases!.release(held.lease)
-        assert.ok(current, `${context()}: ${op.op} of a lease that is no longer current succeeded (it was released, superseded or deleted in this namespace)`)
+        assert.ok(
+          current,
+          `${context()}: ${op.op} of a lease that is no longer current succeeded (it was released, superseded or deleted in this namespace)`,
+        )
         if (op.op === 'release') model.release(op.id)
       } catch (error) {
         if (codeOf(error) !== 'LEASE_LOST' || !current) throw error
-        assert.fail(`${context()}: ${op.op} is LEASE_LOST, but the lease is current in this namespace: a call on another namespace or id ended it. ${FIX}.`)
+        assert.fail(
+          `${context()}: ${op.op} is LEASE_LOST, but the lease is current in this namespace: a call on another namespace or id ended it. ${FIX}.`,
+        )
       }
       return
     }
@@ -156,10 +167,18 @@ async function checkEverything(sides: readonly Side[], ids: Iterable<string>, hi
   const after = `after ${history.slice(-8).join('; ')}`
   for (const side of sides) {
     for (const id of ids) {
-      assertSame(await readLog(side.store, id), side.model.read(id), `${after}: read ${JSON.stringify(id)} in namespace ${side.name}. ${FIX}`)
+      assertSame(
+        await readLog(side.store, id),
+        side.model.read(id),
+        `${after}: read ${JSON.stringify(id)} in namespace ${side.name}. ${FIX}`,
+      )
     }
     if (side.store.sessions) {
-      assertSame(await listAll(side.store.sessions, 'list', 1000, after), side.model.list(), `${after}: sessions.list in ${side.name}. ${FIX}`)
+      assertSame(
+        await listAll(side.store.sessions, 'list', 1000, after),
+        side.model.list(),
+        `${after}: sessions.list in ${side.name}. ${FIX}`,
+      )
     }
     if (side.store.wakeups) {
       const sorted = (list: readonly Wakeup[]) => [...list].map(({ logId, at }) => ({ logId, at })).sort(compareWakeups)
@@ -212,7 +231,22 @@ export const isolationCases = [
       const { clock, store } = context
       const model = new ContractModel(() => clock.now())
       const side: Side = { name: context.namespace, store, model, leases: new Map() }
-      const ids = ['team-7', 'team-7/alice', 'team-70', 'team-7/', 'a.b', 'a?b=1', 'a#frag', 'a%2Fb', 'a/b', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']
+      const ids = [
+        'team-7',
+        'team-7/alice',
+        'team-70',
+        'team-7/',
+        'a.b',
+        'a?b=1',
+        'a#frag',
+        'a%2Fb',
+        'a/b',
+        '__proto__',
+        'constructor',
+        'toString',
+        'hasOwnProperty',
+        'valueOf',
+      ]
       const history: string[] = []
       // Each id in turn touches only itself; every other id is checked after each call.
       for (const [i, id] of ids.entries()) {

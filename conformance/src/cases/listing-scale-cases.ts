@@ -18,7 +18,13 @@ const id = (i: number) => `u-${String(i).padStart(5, '0')}`
  * {@link LISTING_SETTLE_MS}. Every listing on the way must be in order, once each, and list
  * only ids in `ever` (ids that held a record at some time): lag never invents a session.
  */
-export async function settledListing(store: HarnessStore, limit: number, expected: readonly string[], ever: ReadonlySet<string>, what: string): Promise<void> {
+export async function settledListing(
+  store: HarnessStore,
+  limit: number,
+  expected: readonly string[],
+  ever: ReadonlySet<string>,
+  what: string,
+): Promise<void> {
   const deadline = performance.now() + LISTING_SETTLE_MS
   for (;;) {
     const got = await listAll(store.sessions!, 'list', limit, what)
@@ -60,20 +66,48 @@ export const listingScaleCases = [
       await spread(context, SESSIONS, async (store, i) => (deleted(i) ? store.delete(id(i)) : undefined))
       const live = [...ever].filter((_, i) => !deleted(i)).sort(compareCodePoints)
       const { store } = context
-      await settledListing(store, MAX_SESSION_PAGE, live, ever, `sessions.list in pages of ${MAX_SESSION_PAGE} after ${SESSIONS} starts and ${SESSIONS - live.length} deletes`)
+      await settledListing(
+        store,
+        MAX_SESSION_PAGE,
+        live,
+        ever,
+        `sessions.list in pages of ${MAX_SESSION_PAGE} after ${SESSIONS} starts and ${SESSIONS - live.length} deletes`,
+      )
       assertSame(await listAll(store.sessions!, 'list', 97, 'pages of 97'), live, `sessions.list in pages of 97`)
       // Cursors at the edges of every deleted run, on deleted ids (no session) and on live ones.
-      for (const cursor of [id(49), id(50), id(599), id(600), id(1_200), id(1_699), id(1_700), id(301), id(302), id(SESSIONS - 101), id(SESSIONS - 1), 'u-', 'u-99999']) {
+      for (const cursor of [
+        id(49),
+        id(50),
+        id(599),
+        id(600),
+        id(1_200),
+        id(1_699),
+        id(1_700),
+        id(301),
+        id(302),
+        id(SESSIONS - 101),
+        id(SESSIONS - 1),
+        'u-',
+        'u-99999',
+      ]) {
         const expected = live.filter((x) => compareCodePoints(x, cursor) > 0).slice(0, 25)
         const page = await store.sessions!.list({ after: cursor, limit: 25 })
-        assert.ok(page.length > 0 || expected.length === 0, `sessions.list after ${JSON.stringify(cursor)} returned an empty page while ${expected.length > 0 ? 'sessions follow' : ''} ${JSON.stringify(expected.slice(0, 2))}: only an empty page ends a listing, so a run of deleted sessions must not yield one`)
-        assertSame(page, expected.slice(0, page.length), `sessions.list after ${JSON.stringify(cursor)} (limit 25): the ids right after the cursor, in order`)
+        assert.ok(
+          page.length > 0 || expected.length === 0,
+          `sessions.list after ${JSON.stringify(cursor)} returned an empty page while ${expected.length > 0 ? 'sessions follow' : ''} ${JSON.stringify(expected.slice(0, 2))}: only an empty page ends a listing, so a run of deleted sessions must not yield one`,
+        )
+        assertSame(
+          page,
+          expected.slice(0, page.length),
+          `sessions.list after ${JSON.stringify(cursor)} (limit 25): the ids right after the cursor, in order`,
+        )
       }
     },
   }),
   defineCase({
     id: 'sessions.list.churn',
-    title: 'a listing read page by page while other writers start and delete sessions lists every session that lived throughout once, in order, and nothing that never had a record',
+    title:
+      'a listing read page by page while other writers start and delete sessions lists every session that lived throughout once, in order, and nothing that never had a record',
     requires: ['sessions', 'races'],
     async run(context) {
       const { store } = context
@@ -85,7 +119,8 @@ export const listingScaleCases = [
       // Pages read while odd ids are started and deleted between them.
       const reading = (async () => {
         const seen: string[] = []
-        for (let round = 0; round < 3; round++) seen.push(...(await listAll(store.sessions!, 'list', 13, `a listing during churn (round ${round + 1})`)))
+        for (let round = 0; round < 3; round++)
+          seen.push(...(await listAll(store.sessions!, 'list', 13, `a listing during churn (round ${round + 1})`)))
         return seen
       })()
       await spread(context, churn.length, async (writer, i) => {
@@ -97,7 +132,11 @@ export const listingScaleCases = [
       const counts = new Map<string, number>()
       for (const x of seen) counts.set(x, (counts.get(x) ?? 0) + 1)
       for (const x of stable) {
-        assert.equal(counts.get(x), 3, `${JSON.stringify(x)} held a record throughout three listings read during churn, and was listed ${counts.get(x) ?? 0} times: a session that lives throughout a listing is listed in it (writes next to it must not hide it or list it twice)`)
+        assert.equal(
+          counts.get(x),
+          3,
+          `${JSON.stringify(x)} held a record throughout three listings read during churn, and was listed ${counts.get(x) ?? 0} times: a session that lives throughout a listing is listed in it (writes next to it must not hide it or list it twice)`,
+        )
       }
       const expected = [...stable, ...churn.filter((_, i) => i % 3 === 0)].sort(compareCodePoints)
       await settledListing(store, 100, expected, ever, 'sessions.list after the churn')

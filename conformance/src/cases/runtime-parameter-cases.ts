@@ -25,10 +25,18 @@ export const runtimeParameterCases = [
         const page = await store.read('long', { after: 0, limit })
         checkPage(page, 0, limit, `a read of limit ${limit}`, count)
         const all = await readFrom(store, 'long', 0, limit, `the log read in pages of ${limit}`)
-        assert.equal(all.length, count, `the log of ${count} entries read in pages of ${limit} gave ${all.length}: a page as large as the runtime asks must not end the log or lose entries (cap pages if you must, never end early)`)
+        assert.equal(
+          all.length,
+          count,
+          `the log of ${count} entries read in pages of ${limit} gave ${all.length}: a page as large as the runtime asks must not end the log or lose entries (cap pages if you must, never end early)`,
+        )
       }
       const tail = await readFrom(store, 'long', count - 5, OPEN_PAGE_MOST)
-      assert.deepEqual(tail.map((e) => e.seq), [count - 4, count - 3, count - 2, count - 1, count], 'the last page')
+      assert.deepEqual(
+        tail.map((e) => e.seq),
+        [count - 4, count - 3, count - 2, count - 1, count],
+        'the last page',
+      )
     },
   }),
   defineCase({

@@ -39,7 +39,11 @@ export const hostStoreCases = [
       const { clock } = context
       const seen: Array<{ lease?: unknown }> = []
       const behind = { now: () => clock.now() - 2 * HOUR }
-      const machine = startMachine(recordingAppends(await context.openStore(), seen), { harnesses: napper(), clock: behind, hostId: 'host' })
+      const machine = startMachine(recordingAppends(await context.openStore(), seen), {
+        harnesses: napper(),
+        clock: behind,
+        hostId: 'host',
+      })
       const session = await machine.host.open({ sessionId: 'nap' })
       await drain(session.send('sleep'))
       const [sleep] = recordsOf(await readFrom(context.store, 'nap'), 'harness.sleep')
@@ -51,11 +55,19 @@ export const hostStoreCases = [
         `the sleep's wake time is ${String(sleep?.wakeAt)}, not ${expected} (store.now() ${storeTime} + 1 h): a host takes durable times from store.now() when the store has one, so keep now on every store you hand a host (wrappers included)`,
       )
       if (context.store.now) {
-        assert.deepEqual(await context.store.wakeups!.due(10), [], 'the session woke early: its wakeup is due before the store clock reaches the wake time')
+        assert.deepEqual(
+          await context.store.wakeups!.due(10),
+          [],
+          'the session woke early: its wakeup is due before the store clock reaches the wake time',
+        )
       }
       if (context.options.skip?.fencing === undefined) {
         const unfenced = seen.filter((options) => options.lease === undefined).length
-        assert.equal(unfenced, 0, `${unfenced} of the host's ${seen.length} appends carried no lease: a host fences every append with its lease, so a store wrapper must pass append's options through`)
+        assert.equal(
+          unfenced,
+          0,
+          `${unfenced} of the host's ${seen.length} appends carried no lease: a host fences every append with its lease, so a store wrapper must pass append's options through`,
+        )
       }
     },
   }),
