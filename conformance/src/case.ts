@@ -53,9 +53,10 @@ export interface CaseContext extends NamespaceContext {
   /** Writers in race cases (at least 2). */
   readonly concurrency: number
   /**
-   * A store instance on the case's namespace whose client fails on cue (`options.faults`;
-   * only the retry cases call it): `onAppendWrite` decides each write of an append's batch,
-   * `injected` hears each error the client made up.
+   * A store instance on the case's namespace, built by `createStore` with `faults` and
+   * `retry` in its context so its client fails on cue (`options.faults`; only the retry
+   * cases call it): `onAppendWrite` decides each write of an append's batch, `injected`
+   * hears each error the client made up.
    */
   openFaultyStore(faults: {
     retry: StoreRetryOptions

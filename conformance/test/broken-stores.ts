@@ -180,7 +180,6 @@ export const brokenStores: Record<string, BrokenStore> = {
   'seq compared as text': {
     fails: [
       'isolation.path-ids',
-      'race.fenced-append-takeover',
       'log.read.runtime-pages',
       'durable.step.throw-records-nothing',
       'log.atomic.no-half-batch',
