@@ -35,8 +35,15 @@ export interface CaseContext extends NamespaceContext {
    * when the run has `processes`, else in this process.
    */
   openRacer(): Promise<HarnessStore>
-  /** Opens a store on a second, fresh namespace; closed and cleaned up with the case. */
-  openNamespace(): Promise<NamespaceContext>
+  /**
+   * Opens a store on a second, fresh namespace; closed and cleaned up with the case. With
+   * `name` (letters, digits and `_`, at most 44 characters, from {@link CaseContext.freshRoot}),
+   * the namespace is exactly that: the isolation cases open namespaces that prefix each
+   * other or differ only in case.
+   */
+  openNamespace(name?: string): Promise<NamespaceContext>
+  /** A fresh, unique namespace stem of 24 characters (`c`, 16 hex digits, `_iso…`) to derive related namespaces from. */
+  freshRoot(): string
   /**
    * Another instance on the case's namespace whose clock runs `offsetMs` ahead of the
    * case's clock (behind when negative): a host whose clock is off. It follows the case's
@@ -46,9 +53,10 @@ export interface CaseContext extends NamespaceContext {
   /** Writers in race cases (at least 2). */
   readonly concurrency: number
   /**
-   * A store instance on the case's namespace whose client fails on cue (`options.faults`;
-   * only the retry cases call it): `onAppendWrite` decides each write of an append's batch,
-   * `injected` hears each error the client made up.
+   * A store instance on the case's namespace, built by `createStore` with `faults` and
+   * `retry` in its context so its client fails on cue (`options.faults`; only the retry
+   * cases call it): `onAppendWrite` decides each write of an append's batch, `injected`
+   * hears each error the client made up.
    */
   openFaultyStore(faults: {
     retry: StoreRetryOptions

@@ -29,7 +29,7 @@ export {
   SKIP_KEYS,
   type SkipKey,
   type ConformanceOptions,
-  type FaultHook,
+  type ClientFaults,
   type FaultyStoreContext,
   type NamespaceData,
   type ProcessesOption,

@@ -23,6 +23,17 @@ export interface StoreContext {
   readonly namespace: string
   /** The case's clock. Leases and wakeups must read time from it. */
   readonly clock: Clock
+  /**
+   * Only in the store's retry cases (`store.retry.*`, with `faults: true`): pass it as the
+   * store's `retry` option, the suite's backoff, recorded instead of slept.
+   */
+  readonly retry?: StoreRetryOptions
+  /**
+   * Only in the store's retry cases (with `faults: true`): wrap the client of the store you
+   * build, and nothing else, so its append writes fail on cue (see {@link ClientFaults}).
+   * The retry cases then prove the very store `createStore` ships.
+   */
+  readonly faults?: ClientFaults
 }
 
 /**
@@ -33,10 +44,8 @@ export interface StoreContext {
  */
 export type WriteFault = 'fail' | 'lose-reply'
 
-/** What {@link FaultHook.createStore} gets: the case's namespace and clock, and the faults to make. */
-export interface FaultyStoreContext extends StoreContext {
-  /** Pass it as the store's `retry` option: the suite's backoff, recorded instead of slept. */
-  readonly retry: StoreRetryOptions
+/** What the client of a store in the retry cases does: ask before each write of an append's batch, report what it made up. */
+export interface ClientFaults {
   /**
    * Ask it before each request that writes an append's batch (each try of the write):
    * what to do to that request, or `undefined` to send it as it is.
@@ -47,13 +56,11 @@ export interface FaultyStoreContext extends StoreContext {
 }
 
 /**
- * Opens a store whose client fails on cue, for the cases that drive the store's own
- * retries (`store.retry.*`): retried writes land once, spent retries end in
- * `STORE_UNAVAILABLE`, a lost reply is never written twice. A store that talks to its
- * database through a client gives it; the cases run only with it.
+ * The context of a store in the retry cases: the case's namespace and clock, the
+ * `retry` option to pass, and the faults its client makes (what `appendWriteFault` takes).
  */
-export interface FaultHook {
-  createStore(context: FaultyStoreContext): HarnessStore | Promise<HarnessStore>
+export interface FaultyStoreContext extends StoreContext, ClientFaults {
+  readonly retry: StoreRetryOptions
 }
 
 /** A module that every racing process imports; see {@link ConformanceOptions.processes}. */
@@ -123,8 +130,13 @@ export interface ConformanceOptions {
    * in-memory store.
    */
   processes?: ProcessesOption
-  /** A store whose client fails on cue: with it, the cases of the store's retries run too. */
-  faults?: FaultHook
+  /**
+   * `true` when `createStore` honours `context.faults` and `context.retry` (it wraps its
+   * client so the writes of an append fail on cue, and passes `retry` on): with it, the
+   * cases of the store's retries (`store.retry.*`) run, on the store `createStore` builds.
+   * A store that talks to its database through a client gives it.
+   */
+  faults?: boolean
   /**
    * How the `stream.*` and `lock.*` cases build TanStack AI streams and locks on the store.
    * Default: the core's `harnessStreams` and `harnessLocks` (`@tanstack/ai-harness/streams`).

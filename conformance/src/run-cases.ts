@@ -15,6 +15,13 @@ import { namespaceCases } from './cases/namespace-cases.js'
 import { sessionCases } from './cases/session-cases.js'
 import { storeRetryCases } from './cases/store-retry-cases.js'
 import { wakeupCases } from './cases/wakeup-cases.js'
+import { contentCases } from './cases/content-cases.js'
+import { crossRaceCases } from './cases/cross-race-cases.js'
+import { isolationCases } from './cases/isolation-cases.js'
+import { listingScaleCases } from './cases/listing-scale-cases.js'
+import { runtimeParameterCases } from './cases/runtime-parameter-cases.js'
+import { storeClockCases } from './cases/store-clock-cases.js'
+import { hostStoreCases } from './durable/host-store-cases.js'
 import { agentCases } from './durable/agent-cases.js'
 import { approvalCases } from './durable/approval-cases.js'
 import { durableCases } from './durable/durable-cases.js'
@@ -42,6 +49,12 @@ export const storeCases: readonly ConformanceCase[] = [
   ...wakeupCases,
   ...namespaceCases,
   ...sessionCases,
+  ...isolationCases,
+  ...contentCases,
+  ...listingScaleCases,
+  ...crossRaceCases,
+  ...storeClockCases,
+  ...runtimeParameterCases,
 ]
 
 /** The durable semantics of the seed page, proved on top of the store. */
@@ -54,6 +67,7 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...secretCases,
   ...faultCases,
   ...retryCases,
+  ...hostStoreCases,
 ]
 
 /** Every case of the suite: the store cases, TanStack AI's streams and locks, then the durable semantics on top of the store. */
@@ -97,9 +111,9 @@ export function optionProblems(options: ConformanceOptions): string[] {
       `concurrency must be a whole number of at least 2, not ${String(concurrency)}: with fewer writers the race cases race nobody. A store whose instances cannot run at once declares skip: { races: 'why' } instead.`,
     )
   }
-  if (options.faults !== undefined && typeof options.faults?.createStore !== 'function') {
+  if (options.faults !== undefined && typeof options.faults !== 'boolean') {
     problems.push(
-      'faults must be { createStore({ namespace, clock, retry, onAppendWrite, injected }) }: a store whose client fails on cue.',
+      'faults is true when createStore({ namespace, clock, retry, faults }) wraps its client with faults (onAppendWrite, injected) and passes retry on; the retry cases then run on the store createStore builds.',
     )
   }
   if (options.limits !== undefined) problems.push(...storeLimitsProblems(options.limits).map((p) => `options.limits: ${p}`))
@@ -191,14 +205,16 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
     const raw = await options.dump({ namespace })
     return typeof raw === 'string' ? raw : Buffer.from(raw).toString('latin1') + Buffer.from(raw).toString('utf8')
   }
-  const namespaceContext = async (): Promise<NamespaceContext> => {
-    const namespace = newNamespace(c)
+  const namespaceContext = async (name?: string): Promise<NamespaceContext> => {
+    if (name !== undefined && !/^[A-Za-z0-9_]{1,44}$/.test(name))
+      throw new Error(`a case opened the namespace ${name}: not letters, digits and _`)
+    const namespace = name ?? newNamespace(c)
     namespaces.push(namespace)
     const openStore = openOn(namespace)
     return { namespace, store: await openStore(), openStore, dump: dumpOf(namespace) }
   }
   try {
-    const main = await namespaceContext()
+    const main = await namespaceContext(undefined)
     const limits = checkedLimits(options, main.store)
     const context: CaseContext = {
       ...main,
@@ -208,10 +224,13 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
       maxLogIdBytes: maxLogIdBytesOf(limits),
       concurrency: options.concurrency ?? 8,
       openNamespace: namespaceContext,
+      freshRoot: () => `c${randomUUID().replace(/-/g, '').slice(0, 16)}_iso`,
       openSkewedStore: (offsetMs) => openOn(main.namespace, { now: () => clock.now() + offsetMs })(),
       async openFaultyStore(faults) {
         if (!options.faults) throw new Error('openFaultyStore needs the faults option')
-        const store = guardStore(await options.faults.createStore({ namespace: main.namespace, clock, ...faults }), broken)
+        // The shipped factory itself, told to wrap its client: the cases prove the store you ship.
+        const { retry, ...client } = faults
+        const store = guardStore(await options.createStore({ namespace: main.namespace, clock, retry, faults: client }), broken)
         opened.push(store)
         return store
       },

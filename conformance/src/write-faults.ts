@@ -7,7 +7,7 @@ export interface RequestFault {
 }
 
 /**
- * What a faulty store's client does to one write of an append's batch (see `FaultHook`):
+ * What a faulty store's client does to one write of an append's batch (see `ConformanceOptions.faults`):
  * it asks `context.onAppendWrite()`, and for `'fail'` gives `transientError()` (your
  * database's own retryable error) before the request is sent; for `'lose-reply'` a reset
  * connection (`ECONNRESET`) after it ran; else nothing. Each error it makes is reported

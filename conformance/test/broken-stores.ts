@@ -14,6 +14,10 @@ import {
   prepareAppend,
   prepareBatch,
   type WakeupStore,
+  checkListSessionsOptions,
+  compareCodePoints,
+  compareWakeups,
+  RecordTooLargeError,
 } from '@tanstack/ai-harness/store'
 
 /**
@@ -21,7 +25,7 @@ import {
  * memory store. The suite is only as good as the broken stores it catches: its own test
  * proves that each one fails exactly the cases listed with it, and passes all the others.
  */
-type Memory = ReturnType<typeof memoryStore>
+export type Memory = ReturnType<typeof memoryStore>
 export interface BreakerContext {
   /** The namespace's memory data (shared by every instance of the namespace). */
   readonly data: MemoryData
@@ -29,6 +33,8 @@ export interface BreakerContext {
   readonly clock: Clock
   /** Bytes a broken store keeps outside `data` (a dead-letter copy); part of its dump. */
   readonly rejected: string[]
+  /** The namespace the instance was opened on. */
+  readonly namespace: string
 }
 export type Breaker = (store: Memory, context: BreakerContext) => HarnessStore
 
@@ -46,7 +52,7 @@ export interface BrokenStore {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
 /** A round trip to a database server: long enough for other instances to run between two. */
-const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 1))
+export const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 1))
 /** What a UTF-8 round trip makes of a string: each lone surrogate becomes U+FFFD. */
 const wellFormed = (text: string) => Buffer.from(text, 'utf8').toString('utf8')
 
@@ -82,7 +88,7 @@ function checkAppend(
 }
 
 /** A store whose log ids go through `key` before they reach the data: a store that does not keep ids exact. */
-function keyedIds(key: (id: string) => string): Breaker {
+export function keyedIds(key: (id: string) => string): Breaker {
   // The id is checked as given, then changed on its way to the data.
   const keyOf = (store: Memory, id: string) => {
     assertLogId(id, store.limits)
@@ -104,10 +110,10 @@ function mapStrings(value: unknown, fn: (text: string) => string): unknown {
   return value
 }
 
-function withLeases(store: Memory, leases: Partial<LeaseStore>): HarnessStore {
+export function withLeases(store: Memory, leases: Partial<LeaseStore>): HarnessStore {
   return { ...store, leases: { ...store.leases, ...leases } }
 }
-function withWakeups(store: Memory, wakeups: Partial<WakeupStore>): HarnessStore {
+export function withWakeups(store: Memory, wakeups: Partial<WakeupStore>): HarnessStore {
   return { ...store, wakeups: { ...store.wakeups, ...wakeups } }
 }
 
@@ -173,6 +179,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'seq compared as text': {
     fails: [
+      'isolation.path-ids',
+      'log.read.runtime-pages',
       'durable.step.throw-records-nothing',
       'log.atomic.no-half-batch',
       'log.read.paging',
@@ -223,6 +231,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'stale reads after append': {
     fails: [
+      'isolation.generated',
+      'isolation.path-ids',
       'log.append.future',
       'log.append.empty-batch',
       'log.read.your-writes',
@@ -259,6 +269,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'a batch keyed by its first seq': {
     fails: [
+      'isolation.generated',
+      'lease.fences.long-sequence',
       'log.append.stale-inside-batch',
       'log.append.retry-landed',
       'log.delete.only-target',
@@ -298,6 +310,7 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'keeps the bytes of a refused batch': {
     fails: [
+      'content.limits-utf8',
       'log.atomic.refused-batch',
       'log.id.refused-no-trace',
       'log.delete.stale-writes-no-trace',
@@ -318,7 +331,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'a stale owner can still renew': {
-    fails: ['lease.stale-renew', 'lease.release', 'lease.skew.beyond-bound'],
+    fails: ['race.renew-release-takeover', 'lease.stale-renew', 'lease.release', 'lease.skew.beyond-bound'],
     says: 'stale renew: expected an error with code LEASE_LOST',
     make: (store, { data, clock }) =>
       withLeases(store, {
@@ -364,6 +377,12 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'fences that do not increase': {
     fails: [
+      'isolation.generated',
+      'isolation.path-ids',
+      'race.fenced-append-takeover',
+      'race.renew-release-takeover',
+      'lease.fences.long-sequence',
+      'wait.cancel.not-resumed',
       'log.fence.superseded',
       'log.fence.released',
       'log.fence.deleted',
@@ -427,7 +446,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       }),
   },
   'claims that are not atomic': {
-    fails: ['wakeup.claim-race'],
+    fails: ['race.claim-cancel-delete', 'wakeup.claim-race'],
     says: 'a wakeup was claimed twice',
     make: (store, { clock }) =>
       withWakeups(store, {
@@ -441,7 +460,7 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   // ---- paging ----------------------------------------------------------------------
   'pages internally by 256 rows and skips the row after each internal page': {
-    fails: ['log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
+    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
     says: 'has seq 258, not 257',
     make: (store, { data }) => ({
       ...store,
@@ -460,7 +479,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'pages internally by 256 rows and repeats the last row of each internal page': {
-    fails: ['log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
+    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
     says: 'has seq 256, not 257',
     make: (store, { data }) => ({
       ...store,
@@ -478,7 +497,14 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'caps pages at 100 and ends the log after its first 100 rows': {
-    fails: ['log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries', 'log.append.big-batch', 'log.delete.large'],
+    fails: [
+      'log.read.runtime-pages',
+      'log.read.ordering',
+      'log.read.paging-large',
+      'log.read.paging-boundaries',
+      'log.append.big-batch',
+      'log.delete.large',
+    ],
     says: 'page by page ended after 100',
     make: (store, { data }) => ({
       ...store,
@@ -492,7 +518,15 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'returns one entry more than limit': {
-    fails: ['log.read.paging', 'log.read.ordering', 'log.read.paging-large', 'log.read.paging-boundaries', 'log.delete.warm-caches'],
+    fails: [
+      'log.read.runtime-pages',
+      'store.limit-zero',
+      'log.read.paging',
+      'log.read.ordering',
+      'log.read.paging-large',
+      'log.read.paging-boundaries',
+      'log.delete.warm-caches',
+    ],
     says: 'a page of 5 entries for limit 4',
     make: (store) => ({
       ...store,
@@ -501,6 +535,13 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'an unlimited read that starts past seq 1 returns the log from the start': {
     fails: [
+      'isolation.generated',
+      'isolation.path-ids',
+      'content.generated',
+      'content.multibyte-large',
+      'content.limits-utf8',
+      'race.fenced-append-takeover',
+      'durable.host.store-clock-and-fence',
       'durable.step.throw-records-nothing',
       'log.append.first-batch',
       'log.append.stale',
@@ -606,7 +647,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- exact ids --------------------------------------------------------------------
   'trims log ids': {
-    fails: ['log.read.isolation', 'log.id.exact', 'log.id.long', 'sessions.list', 'sessions.list.delete'],
+    fails: ['isolation.generated', 'log.read.isolation', 'log.id.exact', 'log.id.long', 'sessions.list', 'sessions.list.delete'],
     says: 'treats it as the same log as a look-alike id',
     make: keyedIds((id) => id.trim()),
   },
@@ -616,7 +657,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     make: keyedIds((id) => id.normalize('NFC')),
   },
   'folds the case of log ids': {
-    fails: ['log.read.isolation', 'log.id.exact', 'sessions.list', 'sessions.list.delete'],
+    fails: ['isolation.generated', 'isolation.path-ids', 'log.read.isolation', 'log.id.exact', 'sessions.list', 'sessions.list.delete'],
     says: 'treats it as the same log as a look-alike id',
     make: keyedIds((id) => id.toLowerCase()),
   },
@@ -639,7 +680,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       }),
   },
   'trims wakeup ids': {
-    fails: ['wakeup.cancel-exact', 'wakeup.id.exact', 'sessions.waiting'],
+    fails: ['isolation.generated', 'wakeup.cancel-exact', 'wakeup.id.exact', 'sessions.waiting'],
     says: "after cancel('a'), the wakeups due",
     make: (store) =>
       withWakeups(store, {
@@ -829,7 +870,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'delete keeps the log’s lease': {
-    fails: ['log.delete.only-target', 'log.fence.deleted', 'lease.after-delete'],
+    fails: ['isolation.generated', 'lease.fences.long-sequence', 'log.delete.only-target', 'log.fence.deleted', 'lease.after-delete'],
     says: 'the lease of the deleted session "a" is still held',
     make: (store, { data }) => ({
       ...store,
@@ -931,6 +972,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'a lease is still live at expiresAt': {
     fails: [
+      'race.fenced-append-takeover',
+      'lease.fences.long-sequence',
       'log.fence.superseded',
       'lease.expiry',
       'lease.renew',
@@ -1013,7 +1056,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       }),
   },
   'schedule keeps the hold of an earlier claim': {
-    fails: ['wakeup.schedule-clears-hold', 'durable.ask.answer-refused-by-the-tool-reopens'],
+    fails: ['isolation.path-ids', 'wakeup.schedule-clears-hold', 'durable.ask.answer-refused-by-the-tool-reopens'],
     says: 'a wakeup scheduled again is due at its new time',
     make: (store, { data }) => {
       // A separate "hidden until" column that only claim writes.
@@ -1033,7 +1076,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     },
   },
   'claim reports the end of the hold as the due time': {
-    fails: ['wakeup.claim', 'wakeup.claim-original-time', 'wakeup.schedule-clears-hold'],
+    fails: ['isolation.generated', 'isolation.path-ids', 'wakeup.claim', 'wakeup.claim-original-time', 'wakeup.schedule-clears-hold'],
     says: 'a claim reports the time the wakeup was due',
     make: (store, { data }) =>
       withWakeups(store, {
@@ -1050,6 +1093,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'keeps wakeup times in whole seconds': {
     fails: [
+      'isolation.generated',
+      'isolation.path-ids',
       'wakeup.due',
       'wakeup.upsert',
       'wakeup.claim',
@@ -1068,6 +1113,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'refuses wakeup times after the year 33658 (10^15 ms)': {
     fails: [
+      'isolation.generated',
+      'isolation.path-ids',
       'wakeup.time-range',
       'sessions.list.namespace',
       'sessions.waiting',
@@ -1098,7 +1145,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       }),
   },
   'wakeups of every namespace in one table': {
-    fails: ['wakeup.namespaces-isolated', 'sessions.list.namespace'],
+    fails: ['isolation.generated', 'wakeup.namespaces-isolated', 'sessions.list.namespace'],
     says: 'two namespaces alive at once',
     make: (store) => store,
     shared: 'wakeups',
@@ -1106,13 +1153,13 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- namespaces -------------------------------------------------------------------
   'logs of every namespace in one table': {
-    fails: ['log.namespaces-isolated', 'sessions.list.namespace', 'agent.crash-points'],
+    fails: ['isolation.generated', 'log.namespaces-isolated', 'sessions.list.namespace', 'agent.crash-points'],
     says: 'namespaces share data',
     make: (store) => store,
     shared: 'logs',
   },
   'leases of every namespace in one table': {
-    fails: ['lease.namespaces-isolated'],
+    fails: ['isolation.generated', 'lease.namespaces-isolated'],
     says: 'namespaces share leases',
     make: (store) => store,
     shared: 'leases',
@@ -1121,6 +1168,7 @@ export const brokenStores: Record<string, BrokenStore> = {
   // ---- messages ---------------------------------------------------------------------
   'append throws synchronously': {
     fails: [
+      'content.limits-utf8',
       'log.append.stale',
       'log.append.stale-inside-batch',
       'log.append.future',
@@ -1154,7 +1202,7 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- fencing ----------------------------------------------------------------------
   'ignores the fence': {
-    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged'],
+    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged', 'race.fenced-append-takeover'],
     says: 'append with the superseded lease: expected an error with code LEASE_LOST',
     make: (store) => ({ ...store, append: (logId, seq, records) => store.append(logId, seq, records) }),
   },
@@ -1209,7 +1257,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     },
   },
   'fences start again at 1 after a delete': {
-    fails: ['log.fence.deleted', 'lease.after-delete'],
+    fails: ['lease.fences.long-sequence', 'log.fence.deleted', 'lease.after-delete'],
     says: 'the lease after the delete has fence 1, not above 1',
     make: (store, { data }) => {
       // As if the fence counter were a column of the lease row that delete removes.
@@ -1244,7 +1292,7 @@ export function optionsFor(
   overrides: Partial<ConformanceOptions> = {},
   shared?: SharedPart,
 ): ConformanceOptions {
-  const databases = new Map<string, Omit<BreakerContext, 'clock'> & { touched: Set<string> }>()
+  const databases = new Map<string, Omit<BreakerContext, 'clock' | 'namespace'> & { touched: Set<string> }>()
   const world = createMemoryData()
   const db = (namespace: string) => {
     let entry = databases.get(namespace)
@@ -1260,13 +1308,15 @@ export function optionsFor(
     name,
     createStore: ({ namespace, clock }: StoreContext) => {
       const entry = db(namespace)
-      const store = make(memoryStore({ data: entry.data, clock }), { ...entry, clock })
+      const store = make(memoryStore({ data: entry.data, clock }), { ...entry, clock, namespace })
       return shared ? touching(store, entry.touched) : store
     },
     dump: async ({ namespace }) => dumpMemoryData(db(namespace).data) + db(namespace).rejected.join('\n'),
     cleanup: async ({ namespace }) => {
       // A part shared by every namespace keeps what this namespace wrote until here.
       for (const id of databases.get(namespace)?.touched ?? []) world[shared!]?.delete(id)
+      // And what a store keyed by namespace + id wrote there.
+      for (const key of [...(world[shared!]?.keys() ?? [])]) if (key.startsWith(namespace)) world[shared!]?.delete(key)
       databases.delete(namespace)
     },
     ...overrides,
@@ -1292,3 +1342,266 @@ function touching(store: HarnessStore, touched: Set<string>): HarnessStore {
 export const correct: Breaker = (store) => store
 
 export type { Lease, LogRecord }
+
+// ---- round three: isolation, content, listings, races, the store's clock, the runtime's parameters
+/** State a broken store keeps per data set (one per namespace), next to the memory data. */
+function perData<T>(make: () => T): (data: MemoryData) => T {
+  const kept = new WeakMap<MemoryData, T>()
+  return (data) => {
+    if (!kept.has(data)) kept.set(data, make())
+    return kept.get(data)!
+  }
+}
+const everListed = perData(() => new Set<string>())
+const plainWakeups = perData(() => ({}) as Record<string, number>)
+const firstNow = perData(() => ({ at: undefined as number | undefined }))
+/** `\u` escapes for every character outside ASCII: the stored form of a JSON encoder set to ASCII only. */
+const asciiEscaped = (text: string) => text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+const roundThree: Record<string, BrokenStore> = {
+  'keys logs as namespace + id with no separator, and lists a namespace by prefix': {
+    fails: ['isolation.generated'],
+    says: /namespace/,
+    shared: 'logs',
+    make: (store, { data, namespace }) => {
+      // data.logs is the one table of every namespace; leases and wakeups are the namespace's own.
+      const key = (logId: string) => `${namespace}${logId}`
+      return {
+        ...store,
+        async append(logId, expectedSeq, records, options) {
+          const { batch, fenced } = checkAppend(store, data, logId, expectedSeq, records, options)
+          if (batch.json.length === 0) return { nextSeq: expectedSeq }
+          await tick()
+          fenced()
+          const log = data.logs.get(key(logId)) ?? []
+          if (log.length + 1 !== expectedSeq) throw new LogConflictError(logId, expectedSeq, log.length + 1)
+          log.push(...batch.json)
+          data.logs.set(key(logId), log)
+          return { nextSeq: log.length + 1 }
+        },
+        async read(logId, options = {}) {
+          assertLogId(logId, store.limits)
+          await tick()
+          return readRows(data.logs.get(key(logId)) ?? [], options.after, options.limit)
+        },
+        async delete(logId) {
+          assertLogId(logId, store.limits)
+          await tick()
+          data.logs.delete(key(logId))
+          data.leases.delete(logId)
+          data.wakeups.delete(logId)
+        },
+        sessions: {
+          ...store.sessions,
+          async list(options) {
+            const { after, limit } = checkListSessionsOptions(options)
+            await tick()
+            const ids = [...data.logs]
+              .filter(([k, log]) => k.startsWith(namespace) && log.length > 0)
+              .map(([k]) => k.slice(namespace.length))
+            return ids
+              .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
+              .sort(compareCodePoints)
+              .slice(0, limit)
+          },
+        },
+      }
+    },
+  },
+  'a delete also removes the logs under the id as a path (id/…)': {
+    fails: ['isolation.path-ids'],
+    says: /team-7|namespace/,
+    make: (store, { data }) => ({
+      ...store,
+      async delete(logId) {
+        await store.delete(logId)
+        for (const key of [...data.logs.keys()]) if (key.startsWith(`${logId}/`)) data.logs.delete(key)
+      },
+    }),
+  },
+  'keeps wakeups in a plain object (an id of __proto__ or constructor is lost or found)': {
+    fails: ['isolation.path-ids'],
+    says: /wakeups/,
+    make: (store, { data, clock }) => {
+      const due = (limit: number) =>
+        Object.entries(plainWakeups(data))
+          .filter(([, at]) => at <= clock.now())
+          .map(([logId, at]) => ({ logId, at }))
+          .sort(compareWakeups)
+          .slice(0, limit)
+      const wakeups = withWakeups(store, {
+        async schedule(logId, at) {
+          await store.wakeups.schedule(logId, at)
+          plainWakeups(data)[logId] = at
+        },
+        async cancel(logId) {
+          await store.wakeups.cancel(logId)
+          delete plainWakeups(data)[logId]
+        },
+        async due(limit) {
+          await tick()
+          return due(limit)
+        },
+        async claim(limit, holdMs) {
+          await tick()
+          const taken = due(limit)
+          for (const w of taken) plainWakeups(data)[w.logId] = clock.now() + holdMs
+          return taken
+        },
+      })
+      return {
+        ...wakeups,
+        async delete(logId) {
+          await store.delete(logId)
+          delete plainWakeups(data)[logId]
+        },
+      }
+    },
+  },
+  'stores records with their keys sorted (a JSON type that orders keys)': {
+    fails: ['content.generated', 'content.multibyte-large', 'content.limits-utf8'],
+    says: /key order|JSON text/,
+    make: (store) => ({
+      ...store,
+      append: async (logId, seq, records, options) => {
+        const sortKeys = (value: unknown): unknown =>
+          Array.isArray(value)
+            ? value.map(sortKeys)
+            : value && typeof value === 'object'
+              ? Object.fromEntries(
+                  Object.entries(value)
+                    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+                    .map(([k, v]) => [k, sortKeys(v)]),
+                )
+              : value
+        return store.append(
+          logId,
+          seq,
+          records.map((r) => sortKeys(r) as LogRecord),
+          options,
+        )
+      },
+    }),
+  },
+  'counts the record limit on its \\u-escaped stored form': {
+    fails: ['content.multibyte-large', 'content.limits-utf8'],
+    says: 'over the store',
+    make: (store) => ({
+      ...store,
+      append: async (logId, seq, records, options) => {
+        for (const record of records) {
+          const stored = asciiEscaped(JSON.stringify(record))
+          if (stored.length > store.limits.maxRecordBytes)
+            throw new RecordTooLargeError('A record as stored', stored.length, store.limits.maxRecordBytes)
+        }
+        return store.append(logId, seq, records, options)
+      },
+    }),
+  },
+  'lists from index pages of 100 that hold deleted sessions, and returns what is left of a page': {
+    fails: ['sessions.list.scale'],
+    says: /empty page|lacks/,
+    make: (store, { data }) => ({
+      ...store,
+      append: async (logId, seq, records, options) => {
+        const result = await store.append(logId, seq, records, options)
+        everListed(data).add(logId)
+        return result
+      },
+      sessions: {
+        ...store.sessions,
+        async list(options) {
+          const { after, limit } = checkListSessionsOptions(options)
+          await tick()
+          // The index keeps an entry per id ever written; a page scans 100 of them and drops the deleted.
+          const scanned = [...everListed(data)]
+            .filter((id) => after === undefined || compareCodePoints(id, after) > 0)
+            .sort(compareCodePoints)
+            .slice(0, 100)
+          return scanned.filter((id) => (data.logs.get(id)?.length ?? 0) > 0).slice(0, limit)
+        },
+      },
+    }),
+  },
+  'claim moves the due wakeups, then writes their holds again after a round trip': {
+    fails: ['race.claim-cancel-delete'],
+    says: 'a claim that raced a cancel',
+    make: (store, { data, clock }) =>
+      withWakeups(store, {
+        async claim(limit, holdMs) {
+          const taken = await store.wakeups.claim(limit, holdMs)
+          await roundTrip()
+          // A second statement that "confirms" the hold: it lands on whatever came in between.
+          for (const w of taken) data.wakeups.set(w.logId, clock.now() + holdMs)
+          return taken
+        },
+      }),
+  },
+  'renew reads the lease, then writes it back whole after a round trip': {
+    fails: ['race.renew-release-takeover'],
+    says: /renew/,
+    make: (store, { data, clock }) =>
+      withLeases(store, {
+        async renew(lease, ttlMs) {
+          const renewed = await store.leases.renew(lease, ttlMs)
+          await roundTrip()
+          data.leases.set(lease.logId, { owner: lease.owner, fence: lease.fence, expiresAt: clock.now() + ttlMs })
+          return renewed
+        },
+      }),
+  },
+  'store.now() keeps the first time it read': {
+    // With the store's clock kept by the crash wrapper, the durable sleeps wake by it too.
+    fails: ['wait.sleep.parks-and-worker-wakes', 'wait.sleep.wake-time-kept-across-crash', 'wait.retry.parks-until-due', 'store.now.clock'],
+    says: 'store.now() after the clock moved 1 ms',
+    make: (store, { data }) => ({
+      ...store,
+      async now() {
+        const kept = firstNow(data)
+        kept.at ??= await store.now()
+        return kept.at
+      },
+    }),
+  },
+  'refuses nothing but returns no entries for a read limit above 5000': {
+    fails: ['log.read.runtime-pages'],
+    says: 'a read of limit 8000',
+    make: (store) => ({
+      ...store,
+      read: async (logId, options) => ((options?.limit ?? 0) > 5_000 ? await store.read(logId, { limit: 0 }) : store.read(logId, options)),
+    }),
+  },
+  'fences kept in 7 bits': {
+    fails: ['lease.fences.long-sequence'],
+    says: 'fences grow without end',
+    make: (store, { data }) =>
+      withLeases(store, {
+        async acquire(logId, owner, ttlMs) {
+          const lease = await store.leases.acquire(logId, owner, ttlMs)
+          const fence = ((lease.fence - 1) % 127) + 1
+          data.leases.get(logId)!.fence = fence
+          return { ...lease, fence }
+        },
+      }),
+  },
+  'claim(0) claims every due wakeup': {
+    fails: ['store.limit-zero'],
+    says: 'claim(0)',
+    make: (store) => withWakeups(store, { claim: (limit, holdMs) => store.wakeups.claim(limit === 0 ? 1_000_000 : limit, holdMs) }),
+  },
+  'a second close() throws': {
+    fails: ['store.close.twice'],
+    says: 'the store is closed',
+    make: (store) => {
+      let closed = false
+      return {
+        ...store,
+        async close() {
+          if (closed) throw new Error('the store is closed')
+          closed = true
+        },
+      }
+    },
+  },
+}
+Object.assign(brokenStores, roundThree)

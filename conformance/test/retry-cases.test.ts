@@ -50,9 +50,13 @@ function optionsWith(flaw: Flaw): ConformanceOptions {
   const data = (namespace: string) => databases.get(namespace) ?? databases.set(namespace, createMemoryData()).get(namespace)!
   return {
     name: `client store (${flaw})`,
-    createStore: ({ namespace, clock }) => memoryStore({ data: data(namespace), clock }),
+    // One factory: with faults in its context, the same store behind a client that fails on cue.
+    createStore: ({ namespace, clock, retry, faults }) =>
+      faults
+        ? clientStore(data(namespace), { namespace, clock, retry: retry ?? {}, ...faults }, flaw)
+        : memoryStore({ data: data(namespace), clock }),
     cleanup: async ({ namespace }) => void databases.delete(namespace),
-    faults: { createStore: (context) => clientStore(data(context.namespace), context, flaw) },
+    faults: true,
   }
 }
 
@@ -65,6 +69,14 @@ describe('the store retry cases', () => {
     expect(without).toEqual([])
     const results = await runConformanceCases(optionsWith('none'), { only: ids })
     expect(results.map((r) => [r.id, r.status, String((r.error as Error)?.message ?? '')])).toEqual(ids.map((id) => [id, 'passed', '']))
+  })
+
+  it('run on the store createStore builds, and fail with that said when createStore ignores context.faults', async () => {
+    const options = optionsWith('none')
+    const deaf: ConformanceOptions = { ...options, createStore: ({ namespace, clock }) => options.createStore({ namespace, clock }) }
+    const results = await runConformanceCases(deaf, { only: ids })
+    expect(results.map((r) => r.status)).toEqual(ids.map(() => 'failed'))
+    expect(String((results[0]!.error as Error).message)).toContain('never asked faults.onAppendWrite()')
   })
 
   it.each([

@@ -223,6 +223,12 @@ describe('races in other processes', () => {
     })
     // The cases whose writers or readers run in the racer processes; every other case runs in this process, as above.
     const results = await runConformanceCases(options, { only: [...raceCases, 'log.append.big-batch'] })
-    expect(failedIds(results), failures(results).join('\n')).toEqual(raceCases)
+    // A takeover's writers conflict on the seq, so a store with no lock across processes fails
+    // race.fenced-append-takeover only when two of its writes interleave inside one append: either way.
+    const takeover = 'race.fenced-append-takeover'
+    expect(
+      failedIds(results).filter((id) => id !== takeover),
+      failures(results).join('\n'),
+    ).toEqual(raceCases.filter((id) => id !== takeover))
   }, 300_000)
 })

@@ -32,7 +32,12 @@ export const storeRetryCases = [
     async run(context) {
       const { store, seen } = await faultyStoreOf(context, ['fail', 'fail'])
       const batch = records(2, 'retried')
-      assertSame(await store.append('log', 1, batch), { nextSeq: 3 }, 'the append after two failed writes')
+      const result = await store.append('log', 1, batch)
+      assert.ok(
+        seen.writes > 0,
+        "the store createStore built with faults never asked faults.onAppendWrite() before its append's write: with faults: true, createStore wraps its client with context.faults and passes context.retry as the store's retry option",
+      )
+      assertSame(result, { nextSeq: 3 }, 'the append after two failed writes')
       assert.equal(seen.writes, 3, 'the batch is written three times: two failures, then the write that lands')
       assert.equal(seen.injected.length, 2, 'the client failed two writes')
       assertSame(seen.retried, seen.injected, 'each retry follows one of the injected failures, in order')

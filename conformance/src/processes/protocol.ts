@@ -15,6 +15,9 @@ export const RACER_METHODS = [
   'wakeups.cancel',
   'wakeups.due',
   'wakeups.claim',
+  'sessions.list',
+  'sessions.waiting',
+  'now',
 ] as const
 export type RacerMethod = (typeof RACER_METHODS)[number]
 
@@ -35,6 +38,8 @@ export interface OpenedStore {
   readonly limits: unknown
   readonly leases: boolean
   readonly wakeups: boolean
+  readonly sessions: boolean
+  readonly now: boolean
 }
 
 export interface SentError {

@@ -41,7 +41,14 @@ async function handle(request: RacerRequest): Promise<unknown> {
     const store = await (await factoryOf(request.module))({ namespace: request.namespace, clock })
     const id = nextStore++
     stores.set(id, { store, clock })
-    return { store: id, limits: { ...store.limits }, leases: store.leases !== undefined, wakeups: store.wakeups !== undefined }
+    return {
+      store: id,
+      limits: { ...store.limits },
+      leases: store.leases !== undefined,
+      wakeups: store.wakeups !== undefined,
+      sessions: store.sessions !== undefined,
+      now: typeof store.now === 'function',
+    }
   }
   const entry = stores.get(request.store)
   if (!entry) throw new Error(`racer: no store ${request.store}`)
@@ -52,7 +59,7 @@ async function handle(request: RacerRequest): Promise<unknown> {
   }
   entry.clock.set(request.now)
   const [group, name] = request.method.includes('.') ? request.method.split('.') : [undefined, request.method]
-  const target = (group ? entry.store[group as 'leases' | 'wakeups'] : entry.store) as unknown as Record<
+  const target = (group ? entry.store[group as 'leases' | 'wakeups' | 'sessions'] : entry.store) as unknown as Record<
     string,
     (...args: unknown[]) => unknown
   >

@@ -171,6 +171,8 @@ function remoteStore(racer: Racer, opened: OpenedStore, clock: Clock): HarnessSt
     delete: call('delete'),
     leases: opened.leases ? leases : undefined,
     wakeups: opened.wakeups ? wakeups : undefined,
+    sessions: opened.sessions ? { list: call('sessions.list'), waiting: call('sessions.waiting') } : undefined,
+    now: opened.now ? call('now') : undefined,
     async close() {
       if (closed) return
       closed = true

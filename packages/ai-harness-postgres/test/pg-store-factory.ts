@@ -6,12 +6,15 @@
 import type { StoreContext } from '@tanstack/ai-harness-conformance'
 import pg from 'pg'
 import { postgresStore } from '../src/index.js'
+import { failAppendWritesOnPool } from './faulty-pg-pool.js'
 import { pgConfig, schemaFor } from './support.js'
 
-export async function createStore({ namespace, clock }: StoreContext) {
+export async function createStore({ namespace, clock, retry, faults }: StoreContext) {
   const pool = new pg.Pool({ ...pgConfig(), max: 4 })
-  pool.on('error', () => {}) // an idle connection dropped by the server; the pool replaces it
-  const store = postgresStore({ client: pool, schema: schemaFor(namespace), clock, closeClient: true })
+  pool.on('error', () => {}) // an idle connection dropped by the server (or after an injected lost reply); the pool replaces it
+  // In the suite's retry cases the pool's append statements fail on cue; nothing else changes.
+  const client = faults ? failAppendWritesOnPool(pool, { namespace, clock, retry: retry ?? {}, ...faults }) : pool
+  const store = postgresStore({ client, schema: schemaFor(namespace), clock, retry, closeClient: true })
   await store.migrate()
   return store
 }

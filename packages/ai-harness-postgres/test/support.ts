@@ -14,7 +14,8 @@ export function pgConfig(): PoolConfig {
 /** A schema of its own for each namespace, so runs share a database and never touch each other. */
 export function schemaFor(namespace: string): string {
   // The namespace starts with a random part, so cutting at 63 bytes keeps it unique.
-  return `h_${namespace.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`.slice(0, 63)
+  // Case kept: schema names are quoted, and namespaces that differ only in case must stay apart.
+  return `h_${namespace.replace(/[^A-Za-z0-9_]/g, '_')}`.slice(0, 63)
 }
 
 /** A fresh schema name for a test of this package. */

@@ -122,10 +122,24 @@ export function wakeupStore(
       const limit = checkCount(wanted, "due's limit")
       const found: Wakeup[] = []
       if (limit === 0) return found
-      for await (const due of dueKeys(clock.now())) {
-        found.push({ logId: due.logId, at: due.at })
+      const candidates = dueKeys(clock.now())
+      // A due key counts only while the session's wakeup object points at it: a cancel or a
+      // delete that raced a claim's move can leave the claim's new due key behind.
+      for (;;) {
+        const round: Array<DueKey & { key: string }> = []
+        while (round.length < limit - found.length) {
+          const next = await candidates.next()
+          if (next.done) break
+          round.push(next.value)
+        }
+        if (round.length === 0) break
+        const current = await Promise.all(round.map((candidate) => load(candidate.logId)))
+        round.forEach((candidate, i) => {
+          if (current[i]?.state.tag === candidate.tag) found.push({ logId: candidate.logId, at: candidate.at })
+        })
         if (found.length >= limit) break
       }
+      await candidates.return(undefined)
       return found
     },
 

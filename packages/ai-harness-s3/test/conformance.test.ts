@@ -19,16 +19,17 @@ afterAll(() => {
 
 runConformance({
   name: target.local ? 's3 (local test server)' : 's3',
-  createStore: ({ namespace, clock }) =>
-    s3Store({ bucket: target.bucket, prefix: prefixOf(namespace), clock, clientConfig: target.clientConfig, retry: { baseMs: 5 } }),
-  ...s3NamespaceData(admin, target.bucket, prefixOf),
-  faults: {
-    createStore: (context) => {
-      const client = new S3Client({ maxAttempts: 1, ...target.clientConfig })
-      faultyClients.push(client)
-      failAppendWrites(client, context)
-      return s3Store({ bucket: target.bucket, prefix: prefixOf(context.namespace), clock: context.clock, client, retry: context.retry })
-    },
+  createStore: ({ namespace, clock, retry, faults }) => {
+    const options = { bucket: target.bucket, prefix: prefixOf(namespace), clock, retry: retry ?? { baseMs: 5 } }
+    if (!faults) return s3Store({ ...options, clientConfig: target.clientConfig })
+    // In the suite's retry cases: the same store on a client (of the same config, without the
+    // SDK's own retries) whose writes of an append fail on cue.
+    const client = new S3Client({ maxAttempts: 1, ...target.clientConfig })
+    faultyClients.push(client)
+    failAppendWrites(client, { namespace, clock, retry: retry ?? {}, ...faults })
+    return s3Store({ ...options, client })
   },
+  ...s3NamespaceData(admin, target.bucket, prefixOf),
+  faults: true,
   skip: { fencing: 'an append is one conditional PUT of the batch object; S3 cannot also check the lease object in the same write' },
 })

@@ -168,8 +168,12 @@ export interface ListSessionsOptions {
  *
  * Ids come in **code point order** (UTF-8 byte order, PostgreSQL's `COLLATE "C"`), each
  * once, paged with `after` = the last id of the previous page. A store serves a page
- * from an index (never a scan of every session), and may lag a moment behind writes
- * where its index does (a DynamoDB global secondary index).
+ * from an index (never a scan of every session). **A listing may lag behind writes**
+ * where the store's index does (a DynamoDB global secondary index): for a moment after
+ * an append or a delete resolved, a listing may miss the new session or still show the
+ * deleted one. It never lists an id twice, out of order, or one that never had a record,
+ * and it settles once the writes stop (the conformance suite waits up to 10 s). A page of
+ * the index that held only deleted entries is not an empty page: only an empty page ends.
  *
  * - `list` lists sessions whose log holds at least one record. A deleted log is gone
  *   from it; a new log of the same id is listed again.

@@ -1,4 +1,4 @@
-import type { HarnessStore, LeaseStore, LogRecord, WakeupStore } from '../contract/types.js'
+import type { HarnessStore, LeaseStore, LogRecord, SessionListStore, WakeupStore } from '../contract/types.js'
 
 /** When a crash trips: before the matching append reaches the store, or right after it landed. */
 export type CrashPoint = 'before' | 'after'
@@ -41,10 +41,19 @@ export function crashable(inner: HarnessStore): CrashableStore {
     due: guard((limit: number) => inner.wakeups!.due(limit)),
     claim: guard((limit: number, holdMs: number) => inner.wakeups!.claim(limit, holdMs)),
   }
+  // The listings and the store's clock pass through as well: a host on the crashable store
+  // takes durable times from the store's clock and lists sessions, as it would on the store itself.
+  const sessions: SessionListStore | undefined = inner.sessions && {
+    list: guard((options) => inner.sessions!.list(options)),
+    waiting: guard((options) => inner.sessions!.waiting(options)),
+  }
+  const now = inner.now && guard(() => inner.now!())
   return {
     limits: inner.limits,
     leases,
     wakeups,
+    sessions,
+    ...(now ? { now } : {}),
     get crashed() {
       return crashed
     },
@@ -55,7 +64,8 @@ export function crashable(inner: HarnessStore): CrashableStore {
       trigger = { match, point }
     },
     hang,
-    append: async (logId, expectedSeq, records) => {
+    // The append's options (its lease) go through: a fencing store refuses a superseded host's append.
+    append: async (logId, expectedSeq, records, options) => {
       if (crashed) return hang()
       if (trigger?.match(records)) {
         const { point } = trigger
@@ -64,11 +74,11 @@ export function crashable(inner: HarnessStore): CrashableStore {
           crashed = true
           return hang()
         }
-        await inner.append(logId, expectedSeq, records)
+        await inner.append(logId, expectedSeq, records, options)
         crashed = true
         return hang()
       }
-      return inner.append(logId, expectedSeq, records)
+      return inner.append(logId, expectedSeq, records, options)
     },
     read: guard((logId: string, options?: { after?: number; limit?: number }) => inner.read(logId, options)),
     delete: guard((logId: string) => inner.delete(logId)),
