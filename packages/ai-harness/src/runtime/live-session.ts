@@ -91,6 +91,7 @@ export class LiveSession implements Session {
       maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
       // Without wakeups nobody would wake a parked sleep: then every sleep waits in the process.
       parkAfterMs: store.wakeups ? (harness.options.parkAfterMs ?? 5_000) : Number.POSITIVE_INFINITY,
+      leaseFresh: () => this.#lease.ensureFresh(),
       openChild: args.openChild,
     }
   }

@@ -22,7 +22,13 @@ import {
 import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
-import { type AnswerRejectedRecord, isHarnessRecordType, type StepFailedRecord, type ToolResultRecord } from './records.js'
+import {
+  type AnswerRejectedRecord,
+  isHarnessRecordType,
+  type StepFailedRecord,
+  type StepStartedRecord,
+  type ToolResultRecord,
+} from './records.js'
 import { RecordError, StepError, StepFailedError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
 import {
   failureText,
@@ -84,6 +90,10 @@ export class LiveToolCall {
   readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   #ended = false
+  /** The call is parking: attempts in flight finish and log, and no new attempt starts. */
+  #draining = false
+  /** The step attempts running now (their fn, then the record of how it ended). */
+  readonly #inFlight = new Set<Promise<unknown>>()
   /** The turn run's abort signal: aborted when the session stops the run. */
   readonly #turnRunSignal: AbortSignal
   /** The call's time limit (the tool's `timeoutMs`), over the turn run's signal. */
@@ -123,6 +133,16 @@ export class LiveToolCall {
 
   #assertLive(what: string): void {
     if (this.#ended) throw toolCallSettled(what, this.toolCallId, this.toolName)
+  }
+
+  /**
+   * Before the call parks: waits for the step attempts in flight (a sibling in a
+   * `Promise.all` of the step that parked) to finish and log how they ended, so a later
+   * run replays their values instead of running their fns again. No new attempt starts.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight])
   }
 
   /** Appends for this call while it lives; a failure of the write is the session's own. */
@@ -206,7 +226,23 @@ export class LiveToolCall {
    * One attempt of a step, in a span of its own: runs `fn` (its spans nest under the
    * attempt's), then logs its value or its failure. A stop of the run is neither.
    */
-  async #attempt(
+  #attempt(
+    name: string,
+    fn: (context: StepRunContext) => unknown,
+    context: { idempotencyKey: string; attempt: number },
+    policy: StepPolicy,
+    headBytes: number,
+  ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
+    // A parking call starts nothing more: the attempt runs when the session resumes.
+    if (this.#draining) return Promise.reject(own(this.session, toolCallSettled('step.do', this.toolCallId, this.toolName)))
+    const running = this.#runAttempt(name, fn, context, policy, headBytes)
+    this.#inFlight.add(running)
+    const forget = () => this.#inFlight.delete(running)
+    running.then(forget, forget)
+    return running
+  }
+
+  async #runAttempt(
     name: string,
     fn: (context: StepRunContext) => unknown,
     context: { idempotencyKey: string; attempt: number },
@@ -221,6 +257,10 @@ export class LiveToolCall {
       } catch (error) {
         throw own(this.session, error)
       }
+      // Nor one that another host may start too: by this host's clock its lease must be fresh.
+      await asOwn(this.session, () => this.session.leaseFresh())
+      // An attempt of a step with retries is logged before fn runs, so one cut by a crash still counts.
+      if (policy.attempts > 1) await this.#logStart(name, context.attempt)
       const outcome = await span.run(() => runAttempt(fn, context, this.signal, policy.timeoutMs))
       if (outcome.ok) {
         const logged = await this.#logValue(name, outcome.value, headBytes)
@@ -248,6 +288,37 @@ export class LiveToolCall {
     } finally {
       span.end()
     }
+  }
+
+  /**
+   * The attempt a step without a value goes on with, from the log: after its last logged
+   * failure (once its retry is due), or after an attempt that began and never ended (cut by
+   * a crash or a stop: it counts). A step out of attempts, or whose failure was final,
+   * throws its `StepFailedError` without calling fn, on this run and every later one.
+   */
+  async #nextAttempt(name: string, policy: StepPolicy): Promise<number> {
+    const { state } = this.session
+    const failures = state.stepFailures.get(this.toolCallId)?.get(name)
+    const failed = failures?.attempts ?? 0
+    if (failures && (failures.last.final || failed >= policy.attempts)) {
+      await this.#traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
+      throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
+    }
+    const started = state.stepStarts.get(this.toolCallId)?.get(name) ?? 0
+    if (started > failed) {
+      if (started < policy.attempts) return started + 1
+      // The budget ran out on a cut attempt (a fn that kills its host, say): the step fails for good.
+      const record = await this.#logFailure(name, policy, started, new Error(CUT_ATTEMPT_ERROR), false)
+      throw new StepFailedError(name, started, record.error, false)
+    }
+    if (typeof failures?.last.retryAt === 'number') await this.#waitUntil('step.do', name, failures.last.retryAt, await this.#durableNow())
+    return failed + 1
+  }
+
+  /** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
+  async #logStart(name: string, attempt: number): Promise<void> {
+    const record: StepStartedRecord = { type: 'harness.step.started', toolCallId: this.toolCallId, name, attempt, at: this.session.clock.now() }
+    await this.#write('step.do', [record])
   }
 
   /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
@@ -366,18 +437,9 @@ export class LiveToolCall {
         return jsonCopy(stored.value) as never
       }
       const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
-      const failures = this.session.state.stepFailures.get(this.toolCallId)?.get(name)
-      if (failures) {
-        const { last } = failures
-        // A step that failed for good stays failed: the same error on every later run, fn not called.
-        if (last.final || failures.attempts >= policy.attempts) {
-          await this.#traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failures.attempts })
-          throw new StepFailedError(name, failures.attempts, last.error, last.timedOut)
-        }
-        if (typeof last.retryAt === 'number') await this.#waitUntil('step.do', name, last.retryAt, await this.#durableNow())
-      }
+      const first = await this.#nextAttempt(name, policy)
       const idempotencyKey = `${this.idPrefix}${name}`
-      for (let attempt = (failures?.attempts ?? 0) + 1; ; attempt++) {
+      for (let attempt = first; ; attempt++) {
         const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy, headBytes)
         if (!result.failed) return result.value as never
         if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
@@ -410,6 +472,8 @@ export class LiveToolCall {
         claimStepName(this.#usedNames, name)
       }
       await this.#waitUntil('step.sleep', name, wakeAt, now)
+      // What follows the sleep is a side effect of this host: its lease must still be fresh.
+      await asOwn(this.session, () => this.session.leaseFresh())
     },
     ask: async (options: { name: string; message: string; schema: unknown }) => {
       this.#assertLive('step.ask')
@@ -651,6 +715,13 @@ async function runCall(
   if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
     return settleDenied(session, tool, control, toolCallId, span)
   }
+  try {
+    // An approved call, like any call, starts only while no other host can have taken the session over.
+    await asOwn(session, () => session.leaseFresh())
+  } catch (caught) {
+    control.stop(caught as object)
+    throw caught
+  }
   const call = new LiveToolCall(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
   const outcome = await applyHooks(
     session,
@@ -716,6 +787,9 @@ async function executeCall(
   } catch (caught) {
     const mine = ownFailureIn(session, caught) ?? call.stop
     if (mine) {
+      // A park first lets the call's steps in flight (the siblings in a Promise.all) log how
+      // they ended: a value that is not logged would make the resumed call run its fn again.
+      if (isParkSignal(mine)) await call.drain()
       span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })
       control.stop(mine)
       throw caught
@@ -839,6 +913,10 @@ async function approvalGate(
  * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
  * place. Any other failure of the child is a tool error of the parent call.
  */
+/** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
+const CUT_ATTEMPT_ERROR =
+  'The attempt began and never ended: its host stopped or crashed while fn ran. No attempts are left; its side effect may have happened.'
+
 /** The bytes a step record's JSON gains with its value, besides the value's own text. */
 const VALUE_KEY_BYTES = ',"value":'.length
 
