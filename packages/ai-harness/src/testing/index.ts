@@ -33,3 +33,8 @@ export {
   type CrashVariant,
   type CrashWorld,
 } from './agent-crash-points.js'
+export { runSimWorld, type SimBackend, type SimReport, type SimWorldOptions } from './sim/sim-world.js'
+export { planWorld, type SimPlan, type SimSessionPlan, SIM_LEASE_MS, SIM_MAX_SKEW_MS } from './sim/sim-plan.js'
+export { SIM_WORKLOADS, SIM_SECRET, type SimWorkload } from './sim/sim-workloads.js'
+export type { SimFaults } from './sim/sim-store.js'
+export { SimRandom } from './sim/random.js'
