@@ -30,6 +30,8 @@ export interface SessionRuntime {
    * when the lease is gone or cannot be renewed now: then nothing starts.
    */
   readonly leaseFresh: () => Promise<void>
+  /** A writer scope for one step attempt of the current run (see `TurnRun.stepScope`); `release` when it ended. */
+  readonly stepScope: () => { writer: SessionWriter; release: () => void }
   /** Opens the child session of an agent-tool call, on the same store, clock and host id. */
   readonly openChild: (harness: Harness, sessionId: string, parent: { sessionId: string; toolCallId: string }) => Promise<Session>
 }

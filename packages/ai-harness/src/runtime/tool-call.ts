@@ -45,6 +45,7 @@ import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } 
 import { cutAtResume, foldLog, questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
+import type { SessionWriter } from './session-writer.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
 import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
 
@@ -145,10 +146,10 @@ export class LiveToolCall {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight])
   }
 
-  /** Appends for this call while it lives; a failure of the write is the session's own. */
-  #write(what: string, records: LogRecord[], owned = false): Promise<void> {
+  /** Appends for this call while it lives (through `writer`, a step attempt's own scope); a failure of the write is the session's own. */
+  #write(what: string, records: LogRecord[], owned = false, writer = this.session.writer): Promise<void> {
     this.#assertLive(what)
-    return this.session.writer.append(records, { owned }).catch((error: unknown) => {
+    return writer.append(records, { owned }).catch((error: unknown) => {
       throw own(this.session, error)
     })
   }
@@ -250,20 +251,23 @@ export class LiveToolCall {
     headBytes: number,
   ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
     const span = await this.#stepSpan(name, { [ATTR.attempt]: context.attempt, [ATTR.replayed]: false })
+    let scope: { writer: SessionWriter; release: () => void } | undefined
     try {
       // A step must not start a side effect it could never log.
       try {
         this.session.writer.assertWritable()
+        scope = this.session.stepScope()
       } catch (error) {
         throw own(this.session, error)
       }
+      const { writer } = scope
       // Nor one that another host may start too: by this host's clock its lease must be fresh.
       await asOwn(this.session, () => this.session.leaseFresh())
       // An attempt of a step with retries is logged before fn runs, so one cut by a crash still counts.
-      if (policy.attempts > 1) await this.#logStart(name, context.attempt)
+      if (policy.attempts > 1) await this.#logStart(name, context.attempt, writer)
       const outcome = await span.run(() => runAttempt(fn, context, this.signal, policy.timeoutMs))
       if (outcome.ok) {
-        const logged = await this.#logValue(name, outcome.value, headBytes)
+        const logged = await this.#logValue(name, outcome.value, headBytes, writer)
         span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
         return { value: logged.value }
       }
@@ -278,7 +282,7 @@ export class LiveToolCall {
       // A step without retries logs nothing when fn throws (a later run calls fn again):
       // only attempts that a crash must not forget are logged.
       if (policy.attempts === 1) return { failed: { error, timedOut, final: true, retryAt: undefined } }
-      const record = await this.#logFailure(name, policy, context.attempt, error, timedOut)
+      const record = await this.#logFailure(name, policy, context.attempt, error, timedOut, writer)
       return {
         failed: { error, timedOut, final: record.final === true, retryAt: typeof record.retryAt === 'number' ? record.retryAt : undefined },
       }
@@ -286,6 +290,7 @@ export class LiveToolCall {
       span.fail(error)
       throw error
     } finally {
+      scope?.release()
       span.end()
     }
   }
@@ -316,13 +321,13 @@ export class LiveToolCall {
   }
 
   /** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
-  async #logStart(name: string, attempt: number): Promise<void> {
+  async #logStart(name: string, attempt: number, writer: SessionWriter): Promise<void> {
     const record: StepStartedRecord = { type: 'harness.step.started', toolCallId: this.toolCallId, name, attempt, at: this.session.clock.now() }
-    await this.#write('step.do', [record])
+    await this.#write('step.do', [record], false, writer)
   }
 
   /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
-  async #logValue(name: string, value: unknown, headBytes: number): Promise<{ value: unknown; bytes: number }> {
+  async #logValue(name: string, value: unknown, headBytes: number, writer: SessionWriter): Promise<{ value: unknown; bytes: number }> {
     // fn finished after the call ended (a dangling step): its value belongs to no call.
     this.#assertLive('step.do')
     // Its path can name a key that holds a secret.
@@ -353,7 +358,7 @@ export class LiveToolCall {
       )
     }
     // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
-    await this.#write('step.do', [record], true)
+    await this.#write('step.do', [record], true, writer)
     return { value: text === undefined ? undefined : JSON.parse(text), bytes }
   }
 
@@ -362,7 +367,14 @@ export class LiveToolCall {
    * waits: after a crash the attempts go on from the log. A failure that is not final
    * has `retryAt`, the next attempt's due time.
    */
-  async #logFailure(name: string, policy: StepPolicy, attempt: number, error: unknown, timedOut: boolean): Promise<StepFailedRecord> {
+  async #logFailure(
+    name: string,
+    policy: StepPolicy,
+    attempt: number,
+    error: unknown,
+    timedOut: boolean,
+    writer = this.session.writer,
+  ): Promise<StepFailedRecord> {
     const final = isFinalFailure(policy, error, attempt)
     const at = await this.#durableNow()
     const record: StepFailedRecord = {
@@ -380,7 +392,7 @@ export class LiveToolCall {
     while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
       record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
     }
-    await this.#write('step.do', [record])
+    await this.#write('step.do', [record], false, writer)
     return record
   }
 
@@ -785,11 +797,11 @@ async function executeCall(
     if (call.stop) throw call.stop
     return { ok: true, value }
   } catch (caught) {
+    // A park or a stop first lets the call's steps in flight (the siblings in a Promise.all) log
+    // how they ended: a value that is not logged would make the resumed call run its fn again.
+    if (ownFailureIn(session, caught) || call.stop || control.stopped) await call.drain()
     const mine = ownFailureIn(session, caught) ?? call.stop
     if (mine) {
-      // A park first lets the call's steps in flight (the siblings in a Promise.all) log how
-      // they ended: a value that is not logged would make the resumed call run its fn again.
-      if (isParkSignal(mine)) await call.drain()
       span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })
       control.stop(mine)
       throw caught

@@ -89,6 +89,7 @@ export class SimLedger {
       outcome: 'running',
     }
     this.invocations.push(invocation)
+    this.note(`${process} starts ${key} attempt ${attempt}`)
     return invocation
   }
 
@@ -96,6 +97,7 @@ export class SimLedger {
     if (invocation.outcome !== 'running') return
     invocation.outcome = outcome
     invocation.end = this.now()
+    this.note(`${invocation.process} ends ${invocation.key} attempt ${invocation.attempt}: ${outcome}`)
   }
 
   /** A process died: its fns in flight end now. */

@@ -69,15 +69,19 @@ interface EffectOptions {
   /** The chance (while faults are on) that the attempt kills its process. */
   readonly poison?: number
   readonly budget?: number
+  /** The fn does not honour its signal (an email API without abort): a stopped run does not end it. */
+  readonly ignoresSignal?: boolean
 }
 
 /** A step's fn with a side effect: logged in the ledger from its start to its end. */
 function effect(context: WorkloadContext, options: EffectOptions = {}) {
   return async ({ idempotencyKey, attempt, signal }: StepRunContext): Promise<string> => {
+    // A dead process starts nothing.
+    if (!context.process.alive) return never()
     const logId = idempotencyKey.split(':').slice(0, -2).join(':')
     const invocation = context.ledger.begin(logId, idempotencyKey, attempt, options.budget ?? 1, context.processName)
     try {
-      await pause(context, context.random.int(0, options.maxMs ?? 20), signal)
+      await pause(context, context.random.int(0, options.maxMs ?? 20), options.ignoresSignal ? new AbortController().signal : signal)
       if (context.process.faultsOn() && context.random.chance(options.poison ?? 0)) {
         context.process.crash()
         return never()
@@ -106,7 +110,7 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
   const r = context.random
   return {
     steps: durableTool(definition('steps'), async (_a, { step }) => {
-      const a = await step.do('a', fx())
+      const a = await step.do('a', fx({ ignoresSignal: true }))
       const b = await withRetry(step, 'b', { attempts: 3, delayMs: 50 }, fx({ fail: 0.3, budget: 3 }))
       return { a, b }
     }),
@@ -115,8 +119,9 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
     ),
     parallel: durableTool(definition('parallel'), async (_a, { step }) => {
       const [x, y] = await Promise.all([
-        withRetry(step, 'x', { attempts: 2, delayMs: 8_000 }, fx({ fail: 0.6, budget: 2, maxMs: 5 })).catch(() => 'x failed'),
-        step.do('y', fx({ maxMs: 40 })),
+        // Not caught here: its park rejects the Promise.all at once, while y still runs.
+        withRetry(step, 'x', { attempts: 2, delayMs: 8_000 }, fx({ fail: 0.6, budget: 2, maxMs: 5 })),
+        step.do('y', fx({ maxMs: 40, ignoresSignal: true })),
       ])
       return { x, y }
     }),
@@ -136,7 +141,7 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
     approve: durableTool(definition('approve', true), async (_a, { step }) => step.do('act', fx())),
     never: durableTool(definition('never'), async (_a, { step }) => step.do('n', fx()), { replay: 'never' }),
     append: durableTool(definition('append'), async (_a, { step, append }) => {
-      const v = await step.do('a', fx())
+      const v = await step.do('a', fx({ ignoresSignal: true }))
       append([{ type: 'app.note', value: v }])
       return v
     }),

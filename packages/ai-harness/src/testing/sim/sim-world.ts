@@ -1,4 +1,5 @@
 import { readAll } from '../../contract/read-all.js'
+import { otelApi } from '../../runtime/tracing.js'
 import { SimRandom } from './random.js'
 import { SimClients } from './sim-clients.js'
 import { type OpenSimStore, SimMachine, type SimShared } from './sim-hosts.js'
@@ -53,6 +54,8 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
   const plan = options.plan ?? planWorld(random.fork())
   const schedule = random.fork()
   const backend = await options.backend()
+  // The one real wait of the runtime (the optional OpenTelemetry import) happens before time is virtual.
+  await otelApi()
   const time = new VirtualTime(START)
   const ledger = new SimLedger(() => time.now)
   const uninstall = time.install()
