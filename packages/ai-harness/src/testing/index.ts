@@ -38,3 +38,4 @@ export { planWorld, type SimPlan, type SimSessionPlan, SIM_LEASE_MS, SIM_MAX_SKE
 export { SIM_WORKLOADS, SIM_SECRET, type SimWorkload } from './sim/sim-workloads.js'
 export type { SimFaults } from './sim/sim-store.js'
 export { SimRandom } from './sim/random.js'
+export { shrinkWorld, encodePlan, decodePlan } from './sim/sim-shrink.js'

@@ -65,8 +65,7 @@ export function simStore(
         if (crash === 'before') return process.crash()
         if (fault === 'fail') return reject(connectionReset('simulated: refused before it ran'))
         if (fault === 'hang') return
-        const work = run()
-        time.hold(work)
+        const work = time.real(run)
         work.then(
           (value) => {
             if (crash === 'after') return process.crash()

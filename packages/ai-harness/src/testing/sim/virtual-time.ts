@@ -100,6 +100,30 @@ export class VirtualTime {
     work.then(done, done)
   }
 
+  /**
+   * Runs one store call that may do real I/O (a database in the process): with the real
+   * timers while it runs (its driver's own timers must fire), and the scheduler waits for
+   * it. The virtual timers are back before anything that waits on it goes on.
+   */
+  real<T>(work: () => Promise<T>): Promise<T> {
+    const virtual = {
+      setTimeout: globalThis.setTimeout,
+      clearTimeout: globalThis.clearTimeout,
+      setInterval: globalThis.setInterval,
+      clearInterval: globalThis.clearInterval,
+    }
+    Object.assign(globalThis, real)
+    let running: Promise<T>
+    try {
+      running = work()
+    } catch (error) {
+      running = Promise.reject(error)
+    }
+    const settled = running.finally(() => Object.assign(globalThis, virtual))
+    this.hold(settled)
+    return settled
+  }
+
   #insert(timer: VirtualTimer): void {
     let low = 0
     let high = this.#timers.length
