@@ -9,7 +9,10 @@ export function replayCommand(store: SimStoreName, report: SimReport, shrunk = f
 
 /** A failing world, as the CLI and the tests print it: its seed, its violations, the replay command. */
 export function describeFailure(store: SimStoreName, report: SimReport, shrunk?: SimReport): string {
-  const lines = [`world ${report.seed} on ${store} broke ${report.violations.length} invariant(s):`, ...report.violations.map((v) => `  - ${v}`)]
+  const lines = [
+    `world ${report.seed} on ${store} broke ${report.violations.length} invariant(s):`,
+    ...report.violations.map((v) => `  - ${v}`),
+  ]
   lines.push(`replay: ${replayCommand(store, report)}`)
   if (shrunk) {
     lines.push(`shrunk to ${shrunk.plan.sessions.length} session(s) on ${shrunk.plan.hosts} host(s): ${JSON.stringify(shrunk.plan)}`)

@@ -322,7 +322,13 @@ export class LiveToolCall {
 
   /** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
   async #logStart(name: string, attempt: number, writer: SessionWriter): Promise<void> {
-    const record: StepStartedRecord = { type: 'harness.step.started', toolCallId: this.toolCallId, name, attempt, at: this.session.clock.now() }
+    const record: StepStartedRecord = {
+      type: 'harness.step.started',
+      toolCallId: this.toolCallId,
+      name,
+      attempt,
+      at: this.session.clock.now(),
+    }
     await this.#write('step.do', [record], false, writer)
   }
 

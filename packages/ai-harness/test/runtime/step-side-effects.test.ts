@@ -9,19 +9,30 @@ import { batchModel, createWorld, drain, recordsOf, runUntilCrash, TEST_LEASE_MS
 const MINUTE = 60_000
 
 /** A harness whose one tool `work` runs `body` with the tool's step API, and returns what it returns (or its error's message). */
-function oneTool(body: (step: Parameters<Parameters<typeof durableTool>[1]>[1]['step']) => Promise<unknown>, parkAfterMs?: number): Harness {
-  const tool = durableTool(toolDefinition({ name: 'work', description: 'Does things', inputSchema: z.object({}) }), async (_a, { step }) => {
-    try {
-      return { value: await body(step) }
-    } catch (error) {
-      return { message: (error as Error).message }
-    }
-  })
+function oneTool(
+  body: (step: Parameters<Parameters<typeof durableTool>[1]>[1]['step']) => Promise<unknown>,
+  parkAfterMs?: number,
+): Harness {
+  const tool = durableTool(
+    toolDefinition({ name: 'work', description: 'Does things', inputSchema: z.object({}) }),
+    async (_a, { step }) => {
+      try {
+        return { value: await body(step) }
+      } catch (error) {
+        return { message: (error as Error).message }
+      }
+    },
+  )
   return defineHarness({ name: 'effects', adapter: batchModel([{ name: 'work' }]), tools: [tool], ...(parkAfterMs ? { parkAfterMs } : {}) })
 }
 
 const workerOn = (world: World, harness: Harness) =>
-  createWorker({ store: memoryStore({ data: world.data, clock: world.clock }), harnesses: harness, clock: world.clock, leaseMs: TEST_LEASE_MS })
+  createWorker({
+    store: memoryStore({ data: world.data, clock: world.clock }),
+    harnesses: harness,
+    clock: world.clock,
+    leaseMs: TEST_LEASE_MS,
+  })
 
 const toolResult = async (world: World, sessionId: string) => recordsOf(await world.read(sessionId), 'harness.tool.result').at(-1)?.result
 

@@ -142,7 +142,9 @@ export class SimClients {
     const kind = this.shared.faultsOn() ? random.pick(['good', 'good', 'wrong', 'refined', 'twice']) : 'good'
     const answer = kind === 'wrong' ? { n: 'seven' } : kind === 'refined' ? { n: 13 } : { n: random.int(1, 9) }
     const answerOn = async (machine: SimMachine, value: unknown) => {
-      await machine.host.answer({ sessionId: s.plan.id, questionId, answer: value }).catch((error: unknown) => this.#refused('answer', error))
+      await machine.host
+        .answer({ sessionId: s.plan.id, questionId, answer: value })
+        .catch((error: unknown) => this.#refused('answer', error))
     }
     if (kind === 'twice') {
       await Promise.all([answerOn(this.#machine(), answer), answerOn(this.#machine(), random.chance(0.5) ? answer : { n: 2 })])
@@ -174,7 +176,8 @@ function openQuestions(records: readonly LogRecord[]): LogRecord[] {
       const ask = asks.get(id)
       if (ask) open.set(id, ask)
     } else if (r.type === 'harness.answer') open.delete(id)
-    else if (r.type === 'harness.tool.result') for (const key of [...open.keys()]) if (key.startsWith(`${String(r.toolCallId)}:`)) open.delete(key)
+    else if (r.type === 'harness.tool.result')
+      for (const key of [...open.keys()]) if (key.startsWith(`${String(r.toolCallId)}:`)) open.delete(key)
   }
   return [...open.values()]
 }

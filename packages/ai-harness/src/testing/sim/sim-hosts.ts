@@ -38,7 +38,7 @@ export class SimMachine {
 
   constructor(
     readonly index: number,
-    private readonly shared: SimShared,
+    readonly shared: SimShared,
   ) {
     this.#start()
   }
@@ -79,10 +79,16 @@ export class SimMachine {
     const harnesses = simHarnesses({ time: shared.time, random: shared.random, ledger: shared.ledger, process, processName: name })
     const timings = { leaseMs: SIM_LEASE_MS, stopTimeoutMs: 1_000 }
     this.host = createHost({ store, harnesses, clock, hostId: name, ...timings })
-    this.worker = createWorker({ store, harnesses, clock, workerId: `${name}-worker`,
+    this.worker = createWorker({
+      store,
+      harnesses,
+      clock,
+      workerId: `${name}-worker`,
       pollMs: 500,
       holdMs: 4_000,
-      onError: (sessionId, error) => process.alive && shared.ledger.note(`${name} worker: resuming ${sessionId} failed: ${codeOf(error)} ${String(error).slice(0, 300)}`),
+      onError: (sessionId, error) =>
+        process.alive &&
+        shared.ledger.note(`${name} worker: resuming ${sessionId} failed: ${codeOf(error)} ${String(error).slice(0, 300)}`),
       ...timings,
     })
     this.worker.start()

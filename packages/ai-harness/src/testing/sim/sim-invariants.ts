@@ -21,12 +21,17 @@ export function checkInvocations(ledger: SimLedger, faultFree: boolean): string[
       const before = runs[i - 1]!
       const run = runs[i]!
       if (before.end === undefined || run.start < before.end) {
-        found.push(`step ${key}: attempt ${run.attempt} on ${run.process} started at ${run.start} while attempt ${before.attempt} on ${before.process} ran (${before.start}..${before.end ?? 'never ended'})`)
+        found.push(
+          `step ${key}: attempt ${run.attempt} on ${run.process} started at ${run.start} while attempt ${before.attempt} on ${before.process} ran (${before.start}..${before.end ?? 'never ended'})`,
+        )
       }
     }
     const budget = runs[0]!.budget
     if (budget > 1) {
-      if (runs.length > budget) found.push(`step ${key}: fn ran ${runs.length} times, over its budget of ${budget} attempts (${runs.map((r) => r.attempt).join(', ')})`)
+      if (runs.length > budget)
+        found.push(
+          `step ${key}: fn ran ${runs.length} times, over its budget of ${budget} attempts (${runs.map((r) => r.attempt).join(', ')})`,
+        )
       const attempts = runs.map((r) => r.attempt)
       if (new Set(attempts).size !== attempts.length || attempts.some((a) => a > budget)) {
         found.push(`step ${key}: attempts ${attempts.join(', ')} repeat or pass the budget of ${budget}`)
@@ -45,7 +50,8 @@ export function checkInvocations(ledger: SimLedger, faultFree: boolean): string[
   }
   for (const run of ledger.invocations) {
     const at = loggedAt.get(run.key)
-    if (at !== undefined && run.start > at) found.push(`step ${run.key}: attempt ${run.attempt} on ${run.process} started at ${run.start}, after its value was logged at ${at}`)
+    if (at !== undefined && run.start > at)
+      found.push(`step ${run.key}: attempt ${run.attempt} on ${run.process} started at ${run.start}, after its value was logged at ${at}`)
   }
   return found
 }
@@ -94,9 +100,16 @@ const SECRET_FORMS = [SIM_SECRET, Buffer.from(SIM_SECRET).toString('base64'), Bu
 export function checkWorld(ledger: SimLedger, clients: SimClients): string[] {
   const found: string[] = []
   const bytes = JSON.stringify(ledger.appends.map((a) => a.records)) + JSON.stringify(clients.sessions.map((s) => s.chunks))
-  for (const form of SECRET_FORMS) if (bytes.includes(form)) found.push(`a secret of the session is in a log or a stream (${form.slice(0, 6)}…)`)
+  for (const form of SECRET_FORMS)
+    if (bytes.includes(form)) found.push(`a secret of the session is in a log or a stream (${form.slice(0, 6)}…)`)
   for (const s of clients.sessions) {
-    if (s.deleted && ledger.records(s.plan.id).length > 0) found.push(`${s.plan.id}: deleted, and its log came back (${ledger.records(s.plan.id).map((r) => r.type).join(', ')})`)
+    if (s.deleted && ledger.records(s.plan.id).length > 0)
+      found.push(
+        `${s.plan.id}: deleted, and its log came back (${ledger
+          .records(s.plan.id)
+          .map((r) => r.type)
+          .join(', ')})`,
+      )
   }
   return [...found, ...ledger.notes]
 }

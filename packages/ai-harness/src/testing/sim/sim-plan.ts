@@ -71,7 +71,8 @@ export function planWorld(random: SimRandom): SimPlan {
     skews: Array.from({ length: hosts }, () => random.int(-SIM_MAX_SKEW_MS, SIM_MAX_SKEW_MS)),
     faults,
     faultsForMs,
-    renewalOutage: faulty && random.chance(0.3) ? { host: random.int(0, hosts - 1), from: random.int(0, faultsForMs), to: faultsForMs } : null,
+    renewalOutage:
+      faulty && random.chance(0.3) ? { host: random.int(0, hosts - 1), from: random.int(0, faultsForMs), to: faultsForMs } : null,
     sessions,
   }
 }
@@ -79,5 +80,12 @@ export function planWorld(random: SimRandom): SimPlan {
 /** True when a plan injects no fault at all: then every step's effect happens at most once. */
 export function faultFree(plan: SimPlan): boolean {
   const f = plan.faults
-  return f.fail === 0 && f.loseReply === 0 && f.hang === 0 && f.crash === 0 && plan.renewalOutage === null && !plan.sessions.some((s) => s.workload === 'poison')
+  return (
+    f.fail === 0 &&
+    f.loseReply === 0 &&
+    f.hang === 0 &&
+    f.crash === 0 &&
+    plan.renewalOutage === null &&
+    !plan.sessions.some((s) => s.workload === 'poison')
+  )
 }

@@ -134,7 +134,12 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
       const answer = await step.ask({
         name: 'pick',
         message: 'Pick a number (not 13)',
-        schema: z.object({ n: z.number().int().refine((n) => n !== 13, 'not 13') }),
+        schema: z.object({
+          n: z
+            .number()
+            .int()
+            .refine((n) => n !== 13, 'not 13'),
+        }),
       })
       return step.do(`use-${answer.n}`, fx())
     }),
@@ -167,9 +172,12 @@ function simModel(toolFor: (prompt: string) => string) {
     const last = messages.at(-1)
     const prompt = String(messages.find((m) => m.role === 'user')?.content ?? '')
     if (last?.role === 'user') {
-      return prompt === 'reused' ? { toolCalls: [{ name: 'steps', args: {}, id: 'dup' }] } : { toolCalls: [{ name: toolFor(prompt), args: {} }] }
+      return prompt === 'reused'
+        ? { toolCalls: [{ name: 'steps', args: {}, id: 'dup' }] }
+        : { toolCalls: [{ name: toolFor(prompt), args: {} }] }
     }
-    if (prompt === 'reused' && messages.filter((m) => m.role === 'tool').length === 1) return { toolCalls: [{ name: 'steps', args: {}, id: 'dup' }] }
+    if (prompt === 'reused' && messages.filter((m) => m.role === 'tool').length === 1)
+      return { toolCalls: [{ name: 'steps', args: {}, id: 'dup' }] }
     return 'Done.'
   })
 }

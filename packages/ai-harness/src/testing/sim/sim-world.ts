@@ -74,7 +74,10 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
     const machines = Array.from({ length: plan.hosts }, (_, i) => new SimMachine(i, shared))
     const clients = new SimClients(shared, machines)
     clients.start()
-    await time.run(START + plan.faultsForMs + QUIET_MS, () => time.now >= START + plan.faultsForMs && unsettled(ledger, clients).length === 0)
+    await time.run(
+      START + plan.faultsForMs + QUIET_MS,
+      () => time.now >= START + plan.faultsForMs && unsettled(ledger, clients).length === 0,
+    )
     const stuck = unsettled(ledger, clients)
     const violations = [
       ...(stuck.length > 0 ? [`stuck: ${stuck.join(', ')} did not finish ${QUIET_MS} ms after the faults stopped`] : []),
