@@ -117,7 +117,8 @@ export function checkWorld(ledger: SimLedger, clients: SimClients): string[] {
 /** Sessions whose turn is still open (or whose turn never began) once the world stopped. */
 export function unsettled(ledger: SimLedger, clients: SimClients): string[] {
   const open: string[] = []
-  for (const s of clients.sessions) if (!s.deleteRequested && !ledger.settled(s.plan.id)) open.push(s.plan.id)
+  // A delete the client asked for must have gone through too (it is tried again until it does).
+  for (const s of clients.sessions) if (s.deleteRequested ? !s.deleted : !ledger.settled(s.plan.id)) open.push(s.plan.id)
   const logIds = new Set(ledger.appends.map((a) => a.logId))
   for (const logId of logIds) {
     const records = ledger.records(logId)
