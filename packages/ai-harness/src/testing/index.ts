@@ -2,7 +2,8 @@
  * Test helpers for harness users and store authors: a scripted model that needs no
  * network, machines (a crashable store and its host) for crash tests, a store that
  * crashes, a store that injects faults per call, and a TCP proxy that cuts, resets,
- * blackholes and delays a real store's connections.
+ * blackholes and delays a real store's connections, and a deterministic simulator of whole
+ * worlds (hosts, workers and clients on one virtual clock) with its invariants.
  * @packageDocumentation
  */
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'

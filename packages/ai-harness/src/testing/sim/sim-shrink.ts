@@ -55,6 +55,7 @@ export function encodePlan(plan: SimPlan): string {
   return Buffer.from(JSON.stringify(plan)).toString('base64url')
 }
 
+/** The plan a replay command's `--plan` word holds (see `encodePlan`). */
 export function decodePlan(text: string): SimPlan {
   return JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as SimPlan
 }
