@@ -90,6 +90,9 @@ export class LiveSession implements Session {
       maxStepBytes: Math.min(harness.options.maxStepBytes ?? 64 * 1024, store.limits.maxRecordBytes),
       // Without wakeups nobody would wake a parked sleep: then every sleep waits in the process.
       parkAfterMs: store.wakeups ? (harness.options.parkAfterMs ?? 5_000) : Number.POSITIVE_INFINITY,
+      leaseFresh: () => this.#lease.ensureFresh(),
+      // Outside a run (none in practice: steps run in turns), an attempt writes through the session's writer.
+      stepScope: () => ({ writer: this.#writer, release: () => {} }),
       openChild: args.openChild,
     }
   }
@@ -277,7 +280,7 @@ export class LiveSession implements Session {
       if (!(await this.#writer.settle())) throw inDoubt(this.id)
       await this.#lease.confirm()
       await this.#lease.keepWakeupAtExpiry()
-      yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer })
+      yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer, stepScope: () => turnRun.stepScope() })
       if (!turnRun.abandoned) await this.#afterTurnRun(turnRun)
     } catch (error) {
       // No secret leaves the session in an error message either (a model's or a tool's error text).

@@ -116,6 +116,21 @@ export interface StepFailedRecord extends JsonObject {
   at: number
 }
 
+/**
+ * An attempt of a `step.do` with retries (`attempts` > 1) begins: logged before its fn
+ * runs, so an attempt cut by a crash still counts against the budget. A later run goes on
+ * with the next attempt, and a step whose last attempt was cut fails for good. A step
+ * without retries logs no start (it costs one write).
+ */
+export interface StepStartedRecord extends JsonObject {
+  type: 'harness.step.started'
+  toolCallId: string
+  name: string
+  /** 1 for the first attempt. */
+  attempt: number
+  at: number
+}
+
 /** A durable sleep began: the wake time is kept across crashes. */
 export interface SleepRecord extends JsonObject {
   type: 'harness.sleep'
@@ -247,6 +262,7 @@ export type HarnessRecord =
   | AssistantRecord
   | StepRecord
   | StepFailedRecord
+  | StepStartedRecord
   | ToolResultRecord
   | TurnFinishedRecord
   | TurnCancelledRecord

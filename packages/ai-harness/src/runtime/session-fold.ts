@@ -55,6 +55,8 @@ export interface SessionState {
   steps: Map<string, Map<string, StoredStep>>
   /** Failed attempts of steps without a value, by tool call id, then by step name. */
   stepFailures: Map<string, Map<string, StepFailures>>
+  /** The highest attempt begun (`harness.step.started`) of steps with retries and no value, by tool call id, then step name. */
+  stepStarts: Map<string, Map<string, number>>
   /** Logged results by tool call id. */
   results: Map<string, ToolResultRecord>
   /** Every tool call the model made, by id. */
@@ -151,6 +153,7 @@ export function emptyState(): SessionState {
     messages: [],
     steps: new Map(),
     stepFailures: new Map(),
+    stepStarts: new Map(),
     results: new Map(),
     toolCalls: new Map(),
     openTurn: undefined,
@@ -287,12 +290,20 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.stepFailures.set(failed.toolCallId, failures)
       break
     }
+    case 'harness.step.started': {
+      const toolCallId = String(record.toolCallId)
+      const starts = state.stepStarts.get(toolCallId) ?? new Map<string, number>()
+      starts.set(String(record.name), Math.max(starts.get(String(record.name)) ?? 0, Number(record.attempt)))
+      state.stepStarts.set(toolCallId, starts)
+      break
+    }
     case 'harness.tool.result': {
       const result = record as unknown as ToolResultRecord
       state.results.set(result.toolCallId, result)
       // A settled call never reads its steps again (its logged result answers): keep memory flat over long sessions.
       state.steps.delete(result.toolCallId)
       state.stepFailures.delete(result.toolCallId)
+      state.stepStarts.delete(result.toolCallId)
       state.sleeps.delete(result.toolCallId)
       state.parked.delete(result.toolCallId)
       state.notStarted.delete(result.toolCallId)

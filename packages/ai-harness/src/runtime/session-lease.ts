@@ -30,6 +30,14 @@ export class SessionLease {
   #lease: Lease | undefined
   #timer: Timer | undefined
   #renewing = false
+  /** The renewal in flight (a timer's or a confirm's), so a freshness check waits for it instead of asking again. */
+  #renewal: Promise<unknown> | undefined
+  /**
+   * This host's time when the last renewal that succeeded was asked for: the store set the
+   * expiry at that time or later, so by this host's clock the lease lives at least until
+   * `confirmedAt + leaseMs`, and a skewed host cannot take it before `confirmedAt + renewEveryMs`.
+   */
+  #confirmedAt = Number.NEGATIVE_INFINITY
   /** No more renewals: the lease was lost, let go for lack of progress, or released. */
   #gone = false
   /** The store said the lease is not ours any more: releasing it would be refused. */
@@ -66,12 +74,41 @@ export class SessionLease {
     const held = this.#lease
     if (!held || !this.store.leases) return
     if (this.#gone) throw new LeaseLostError(this.sessionId, 'is no longer held by this session object')
+    const asked = this.options.clock.now()
     try {
       this.#lease = await this.store.leases.renew(held, this.options.leaseMs)
+      this.#confirmedAt = asked
     } catch (error) {
       if (isHarnessError(error, 'LEASE_LOST')) this.#lose(error, true)
       throw error
     }
+  }
+
+  /**
+   * Resolves when, by this host's own clock, the lease is fresh enough to start a side
+   * effect (a step attempt, the end of a sleep, an approved call): renewed less than
+   * `renewEveryMs` ago, so no host whose clock is within the documented skew bound
+   * (`leaseMs - renewEveryMs`) can take the session over yet. A lease whose renewals
+   * failed or hang is renewed here first; a renewal that fails rejects, and the effect
+   * does not start. Appends that work do not make a lease fresh.
+   */
+  async ensureFresh(): Promise<void> {
+    if (!this.#lease || !this.store.leases) return
+    if (this.#isFresh()) return
+    if (this.#renewal) await this.#renewal.catch(() => {})
+    if (this.#isFresh()) return
+    const renewal = this.confirm()
+    this.#renewal = renewal
+    try {
+      await renewal
+    } finally {
+      if (this.#renewal === renewal) this.#renewal = undefined
+    }
+  }
+
+  #isFresh(): boolean {
+    if (this.#gone) throw new LeaseLostError(this.sessionId, 'is no longer held by this session object')
+    return this.options.clock.now() - this.#confirmedAt < this.options.renewEveryMs
   }
 
   /** While this host drives a turn, the session's wakeup sits at the lease's expiry. */
@@ -131,12 +168,15 @@ export class SessionLease {
     }
     if (this.#renewing) return
     this.#renewing = true
-    this.store.leases
-      .renew(held, this.options.leaseMs)
+    const asked = this.options.clock.now()
+    const renewal = this.store.leases.renew(held, this.options.leaseMs)
+    this.#renewal = renewal
+    renewal
       .then(
         async (renewed) => {
           if (this.#gone) return
           this.#lease = renewed
+          this.#confirmedAt = Math.max(this.#confirmedAt, asked)
           await this.keepWakeupAtExpiry()
         },
         (error: unknown) => {
@@ -147,6 +187,7 @@ export class SessionLease {
       .catch(() => {})
       .finally(() => {
         this.#renewing = false
+        if (this.#renewal === renewal) this.#renewal = undefined
       })
   }
 }

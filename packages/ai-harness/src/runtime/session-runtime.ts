@@ -24,6 +24,14 @@ export interface SessionRuntime {
   readonly maxStepBytes: number
   /** Sleeps longer than this park the session instead of waiting in the process. */
   readonly parkAfterMs: number
+  /**
+   * Resolves when this host may start a side effect (a step attempt, the end of a sleep, an
+   * approved call): by its own clock its lease is fresh, renewed first if it is not. Rejects
+   * when the lease is gone or cannot be renewed now: then nothing starts.
+   */
+  readonly leaseFresh: () => Promise<void>
+  /** A writer scope for one step attempt of the current run (see `TurnRun.stepScope`); `release` when it ended. */
+  readonly stepScope: () => { writer: SessionWriter; release: () => void }
   /** Opens the child session of an agent-tool call, on the same store, clock and host id. */
   readonly openChild: (harness: Harness, sessionId: string, parent: { sessionId: string; toolCallId: string }) => Promise<Session>
 }

@@ -22,7 +22,13 @@ import {
 import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
-import { type AnswerRejectedRecord, isHarnessRecordType, type StepFailedRecord, type ToolResultRecord } from './records.js'
+import {
+  type AnswerRejectedRecord,
+  isHarnessRecordType,
+  type StepFailedRecord,
+  type StepStartedRecord,
+  type ToolResultRecord,
+} from './records.js'
 import { RecordError, StepError, StepFailedError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
 import {
   failureText,
@@ -39,6 +45,7 @@ import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } 
 import { cutAtResume, foldLog, questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
+import type { SessionWriter } from './session-writer.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
 import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
 
@@ -84,6 +91,10 @@ export class LiveToolCall {
   readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   #ended = false
+  /** The call is parking: attempts in flight finish and log, and no new attempt starts. */
+  #draining = false
+  /** The step attempts running now (their fn, then the record of how it ended). */
+  readonly #inFlight = new Set<Promise<unknown>>()
   /** The turn run's abort signal: aborted when the session stops the run. */
   readonly #turnRunSignal: AbortSignal
   /** The call's time limit (the tool's `timeoutMs`), over the turn run's signal. */
@@ -125,10 +136,20 @@ export class LiveToolCall {
     if (this.#ended) throw toolCallSettled(what, this.toolCallId, this.toolName)
   }
 
-  /** Appends for this call while it lives; a failure of the write is the session's own. */
-  #write(what: string, records: LogRecord[], owned = false): Promise<void> {
+  /**
+   * Before the call parks: waits for the step attempts in flight (a sibling in a
+   * `Promise.all` of the step that parked) to finish and log how they ended, so a later
+   * run replays their values instead of running their fns again. No new attempt starts.
+   */
+  async drain(): Promise<void> {
+    this.#draining = true
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight])
+  }
+
+  /** Appends for this call while it lives (through `writer`, a step attempt's own scope); a failure of the write is the session's own. */
+  #write(what: string, records: LogRecord[], owned = false, writer = this.session.writer): Promise<void> {
     this.#assertLive(what)
-    return this.session.writer.append(records, { owned }).catch((error: unknown) => {
+    return writer.append(records, { owned }).catch((error: unknown) => {
       throw own(this.session, error)
     })
   }
@@ -206,7 +227,23 @@ export class LiveToolCall {
    * One attempt of a step, in a span of its own: runs `fn` (its spans nest under the
    * attempt's), then logs its value or its failure. A stop of the run is neither.
    */
-  async #attempt(
+  #attempt(
+    name: string,
+    fn: (context: StepRunContext) => unknown,
+    context: { idempotencyKey: string; attempt: number },
+    policy: StepPolicy,
+    headBytes: number,
+  ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
+    // A parking call starts nothing more: the attempt runs when the session resumes.
+    if (this.#draining) return Promise.reject(own(this.session, toolCallSettled('step.do', this.toolCallId, this.toolName)))
+    const running = this.#runAttempt(name, fn, context, policy, headBytes)
+    this.#inFlight.add(running)
+    const forget = () => this.#inFlight.delete(running)
+    running.then(forget, forget)
+    return running
+  }
+
+  async #runAttempt(
     name: string,
     fn: (context: StepRunContext) => unknown,
     context: { idempotencyKey: string; attempt: number },
@@ -214,16 +251,23 @@ export class LiveToolCall {
     headBytes: number,
   ): Promise<{ value: unknown; failed?: undefined } | { failed: FailedAttempt }> {
     const span = await this.#stepSpan(name, { [ATTR.attempt]: context.attempt, [ATTR.replayed]: false })
+    let scope: { writer: SessionWriter; release: () => void } | undefined
     try {
       // A step must not start a side effect it could never log.
       try {
         this.session.writer.assertWritable()
+        scope = this.session.stepScope()
       } catch (error) {
         throw own(this.session, error)
       }
+      const { writer } = scope
+      // Nor one that another host may start too: by this host's clock its lease must be fresh.
+      await asOwn(this.session, () => this.session.leaseFresh())
+      // An attempt of a step with retries is logged before fn runs, so one cut by a crash still counts.
+      if (policy.attempts > 1) await this.#logStart(name, context.attempt, writer)
       const outcome = await span.run(() => runAttempt(fn, context, this.signal, policy.timeoutMs))
       if (outcome.ok) {
-        const logged = await this.#logValue(name, outcome.value, headBytes)
+        const logged = await this.#logValue(name, outcome.value, headBytes, writer)
         span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
         return { value: logged.value }
       }
@@ -238,7 +282,7 @@ export class LiveToolCall {
       // A step without retries logs nothing when fn throws (a later run calls fn again):
       // only attempts that a crash must not forget are logged.
       if (policy.attempts === 1) return { failed: { error, timedOut, final: true, retryAt: undefined } }
-      const record = await this.#logFailure(name, policy, context.attempt, error, timedOut)
+      const record = await this.#logFailure(name, policy, context.attempt, error, timedOut, writer)
       return {
         failed: { error, timedOut, final: record.final === true, retryAt: typeof record.retryAt === 'number' ? record.retryAt : undefined },
       }
@@ -246,12 +290,50 @@ export class LiveToolCall {
       span.fail(error)
       throw error
     } finally {
+      scope?.release()
       span.end()
     }
   }
 
+  /**
+   * The attempt a step without a value goes on with, from the log: after its last logged
+   * failure (once its retry is due), or after an attempt that began and never ended (cut by
+   * a crash or a stop: it counts). A step out of attempts, or whose failure was final,
+   * throws its `StepFailedError` without calling fn, on this run and every later one.
+   */
+  async #nextAttempt(name: string, policy: StepPolicy): Promise<number> {
+    const { state } = this.session
+    const failures = state.stepFailures.get(this.toolCallId)?.get(name)
+    const failed = failures?.attempts ?? 0
+    if (failures && (failures.last.final || failed >= policy.attempts)) {
+      await this.#traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
+      throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
+    }
+    const started = state.stepStarts.get(this.toolCallId)?.get(name) ?? 0
+    if (started > failed) {
+      if (started < policy.attempts) return started + 1
+      // The budget ran out on a cut attempt (a fn that kills its host, say): the step fails for good.
+      const record = await this.#logFailure(name, policy, started, new Error(CUT_ATTEMPT_ERROR), false)
+      throw new StepFailedError(name, started, record.error, false)
+    }
+    if (typeof failures?.last.retryAt === 'number') await this.#waitUntil('step.do', name, failures.last.retryAt, await this.#durableNow())
+    return failed + 1
+  }
+
+  /** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
+  async #logStart(name: string, attempt: number, writer: SessionWriter): Promise<void> {
+    const record: StepStartedRecord = {
+      type: 'harness.step.started',
+      toolCallId: this.toolCallId,
+      name,
+      attempt,
+      at: this.session.clock.now(),
+    }
+    await this.#write('step.do', [record], false, writer)
+  }
+
   /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
-  async #logValue(name: string, value: unknown, headBytes: number): Promise<{ value: unknown; bytes: number }> {
+  async #logValue(name: string, value: unknown, headBytes: number, writer: SessionWriter): Promise<{ value: unknown; bytes: number }> {
     // fn finished after the call ended (a dangling step): its value belongs to no call.
     this.#assertLive('step.do')
     // Its path can name a key that holds a secret.
@@ -282,7 +364,7 @@ export class LiveToolCall {
       )
     }
     // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
-    await this.#write('step.do', [record], true)
+    await this.#write('step.do', [record], true, writer)
     return { value: text === undefined ? undefined : JSON.parse(text), bytes }
   }
 
@@ -291,7 +373,14 @@ export class LiveToolCall {
    * waits: after a crash the attempts go on from the log. A failure that is not final
    * has `retryAt`, the next attempt's due time.
    */
-  async #logFailure(name: string, policy: StepPolicy, attempt: number, error: unknown, timedOut: boolean): Promise<StepFailedRecord> {
+  async #logFailure(
+    name: string,
+    policy: StepPolicy,
+    attempt: number,
+    error: unknown,
+    timedOut: boolean,
+    writer = this.session.writer,
+  ): Promise<StepFailedRecord> {
     const final = isFinalFailure(policy, error, attempt)
     const at = await this.#durableNow()
     const record: StepFailedRecord = {
@@ -309,7 +398,7 @@ export class LiveToolCall {
     while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
       record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
     }
-    await this.#write('step.do', [record])
+    await this.#write('step.do', [record], false, writer)
     return record
   }
 
@@ -366,18 +455,9 @@ export class LiveToolCall {
         return jsonCopy(stored.value) as never
       }
       const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
-      const failures = this.session.state.stepFailures.get(this.toolCallId)?.get(name)
-      if (failures) {
-        const { last } = failures
-        // A step that failed for good stays failed: the same error on every later run, fn not called.
-        if (last.final || failures.attempts >= policy.attempts) {
-          await this.#traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failures.attempts })
-          throw new StepFailedError(name, failures.attempts, last.error, last.timedOut)
-        }
-        if (typeof last.retryAt === 'number') await this.#waitUntil('step.do', name, last.retryAt, await this.#durableNow())
-      }
+      const first = await this.#nextAttempt(name, policy)
       const idempotencyKey = `${this.idPrefix}${name}`
-      for (let attempt = (failures?.attempts ?? 0) + 1; ; attempt++) {
+      for (let attempt = first; ; attempt++) {
         const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy, headBytes)
         if (!result.failed) return result.value as never
         if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
@@ -410,6 +490,8 @@ export class LiveToolCall {
         claimStepName(this.#usedNames, name)
       }
       await this.#waitUntil('step.sleep', name, wakeAt, now)
+      // What follows the sleep is a side effect of this host: its lease must still be fresh.
+      await asOwn(this.session, () => this.session.leaseFresh())
     },
     ask: async (options: { name: string; message: string; schema: unknown }) => {
       this.#assertLive('step.ask')
@@ -651,6 +733,13 @@ async function runCall(
   if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
     return settleDenied(session, tool, control, toolCallId, span)
   }
+  try {
+    // An approved call, like any call, starts only while no other host can have taken the session over.
+    await asOwn(session, () => session.leaseFresh())
+  } catch (caught) {
+    control.stop(caught as object)
+    throw caught
+  }
   const call = new LiveToolCall(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
   const outcome = await applyHooks(
     session,
@@ -714,6 +803,9 @@ async function executeCall(
     if (call.stop) throw call.stop
     return { ok: true, value }
   } catch (caught) {
+    // A park or a stop first lets the call's steps in flight (the siblings in a Promise.all) log
+    // how they ended: a value that is not logged would make the resumed call run its fn again.
+    if (ownFailureIn(session, caught) || call.stop || control.stopped) await call.drain()
     const mine = ownFailureIn(session, caught) ?? call.stop
     if (mine) {
       span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })
@@ -839,6 +931,10 @@ async function approvalGate(
  * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
  * place. Any other failure of the child is a tool error of the parent call.
  */
+/** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
+const CUT_ATTEMPT_ERROR =
+  'The attempt began and never ended: its host stopped or crashed while fn ran. No attempts are left; its side effect may have happened.'
+
 /** The bytes a step record's JSON gains with its value, besides the value's own text. */
 const VALUE_KEY_BYTES = ',"value":'.length
 

@@ -40,6 +40,8 @@ export class TurnRun implements TurnRunControl {
   #abandoned = false
   #abandon: () => void = () => {}
   readonly #whenAbandoned: Promise<IteratorReturnResult<undefined>>
+  /** The writer scopes of the step attempts in flight (see `stepScope`). */
+  readonly #stepScopes = new Map<SessionWriter, Promise<void>>()
 
   constructor(
     /** The run's own scope of the session writer. */
@@ -63,6 +65,31 @@ export class TurnRun implements TurnRunControl {
     return this.#abandoned
   }
 
+  /**
+   * A writer scope for one step attempt, while the run may still write: it outlives the
+   * run's own scope by the stop's wait, so an attempt in flight when the run is stopped
+   * (a hand-off, a cancel) and that finishes within the wait still logs its value, and a
+   * later run does not call its fn again. Call `release` when the attempt ended.
+   */
+  stepScope(): { writer: SessionWriter; release: () => void } {
+    this.writer.assertWritable()
+    const writer = this.writer.scope()
+    let release = () => {}
+    this.#stepScopes.set(
+      writer,
+      new Promise<void>((resolve) => {
+        release = resolve
+      }),
+    )
+    return {
+      writer,
+      release: () => {
+        this.#stepScopes.delete(writer)
+        release()
+      },
+    }
+  }
+
   /** Marks the run's code as ended. */
   finish(): void {
     this.#finish()
@@ -77,13 +104,18 @@ export class TurnRun implements TurnRunControl {
     this.writer.close(reason)
     this.abortController.abort()
     let cancelTimer = () => {}
+    // The run's code and its step attempts in flight: the chat loop may end before a tool's attempt does.
+    const attempts = Promise.all([...this.#stepScopes.values()])
     const ended = await Promise.race([
-      this.done.then(() => true),
+      Promise.all([this.done, attempts]).then(() => true),
       new Promise<boolean>((resolve) => {
         cancelTimer = after(timeoutMs, () => resolve(false))
       }),
     ])
     cancelTimer()
+    // What an attempt finishes after the wait counts for nothing: another host may resume the turn now.
+    for (const scope of this.#stepScopes.keys()) scope.close(reason)
+    this.#stepScopes.clear()
     if (!ended) {
       this.#abandoned = true
       this.#abandon()

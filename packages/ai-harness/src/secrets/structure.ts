@@ -97,6 +97,7 @@ export const FIXED_STRUCTURE: readonly string[] = [
   'harness.secret.used',
   'harness.answer.rejected',
   'harness.step.failed',
+  'harness.step.started',
   'harness.approval.requested',
   'harness.approval.decided',
   'approved',

@@ -226,6 +226,7 @@ describe('the words the harness writes as structure are all known, so an ambiguo
         'harness.turn.resumed',
         'harness.step',
         'harness.step.failed',
+        'harness.step.started',
         'harness.turn.finished',
         'harness.turn.cancelled',
       ]),

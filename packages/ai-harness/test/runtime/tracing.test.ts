@@ -106,10 +106,11 @@ describe('OpenTelemetry spans of a session', () => {
     const chargeRecord = recordsOf(await world.read('order-1'), 'harness.step')[0]!
     expect(steps[1]!.attributes['harness.step.bytes']).toBe(Buffer.byteLength(JSON.stringify(chargeRecord)))
 
-    // Store calls made while the turn runs nest inside it: under the tool call, the failure, the two steps, then the result with its app record.
+    // Store calls made while the turn runs nest inside it: under the tool call, the start and failure of the
+    // first attempt (a step with retries logs each start), the second's start and value, the plain step, then the result with its app record.
     const appends = named('harness.store.append').filter((s) => traceOf(s) === traceOf(turn!))
     const stepAppends = appends.filter((s) => parentOf(s) === idOf(tool!))
-    expect(stepAppends.map((s) => s.attributes['harness.store.records'])).toEqual([1, 1, 1, 2])
+    expect(stepAppends.map((s) => s.attributes['harness.store.records'])).toEqual([1, 1, 1, 1, 1, 2])
     // Under the turn itself: the model's tool call, then its answer with the end of the turn.
     const turnAppends = appends.filter((s) => parentOf(s) === idOf(turn!))
     expect(turnAppends.map((s) => s.attributes['harness.store.records'])).toEqual([1, 2])

@@ -1,0 +1,106 @@
+import { runSimWorld, type SimPlan } from '@tanstack/ai-harness/testing'
+import { afterAll, describe, expect, it } from 'vitest'
+import { type SimStoreName, simBackends } from '../src/backends.js'
+import { describeFailure } from '../src/replay.js'
+
+/** Runs worlds `from..from+count-1` on `store` and fails with each failing world's seed and replay command. */
+async function worlds(store: SimStoreName, from: number, count: number): Promise<void> {
+  const backends = simBackends(store)
+  const failures: string[] = []
+  try {
+    for (let seed = from; seed < from + count; seed++) {
+      const report = await runSimWorld({ seed, backend: backends.backend })
+      if (report.violations.length > 0) failures.push(describeFailure(store, report))
+    }
+  } finally {
+    await backends.close()
+  }
+  expect(failures.join('\n\n')).toBe('')
+}
+
+/** A fault-free world of one host and one session of `workload`. */
+const alone = (workload: SimPlan['sessions'][number]['workload']): SimPlan => ({
+  hosts: 1,
+  skews: [0],
+  faults: { fail: 0, loseReply: 0, hang: 0, crash: 0, maxDelayMs: 0 },
+  faultsForMs: 1_000,
+  renewalOutage: null,
+  sessions: [{ id: 's1', workload, at: 100, host: 0 }],
+})
+
+const noFaults = (maxDelayMs: number) => ({ fail: 0, loseReply: 0, hang: 0, crash: 0, maxDelayMs })
+
+/**
+ * Worlds that broke an invariant before a fix, kept with their seed and (shrunk) plan.
+ * Each replays with `pnpm sim -- --store memory --seed S --plan …`.
+ */
+const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
+  {
+    // Issue 24 (1): y's value was never logged when x parked for its retry; the resumed call ran y again.
+    name: 'a Promise.all sibling of a step that parks for a long retry',
+    seed: 9,
+    plan: alone('parallel'),
+  },
+  {
+    // Issue 24 (3): a fn that kills its host ran as attempt 1 on every host.
+    name: 'a step with retries whose fn kills its host',
+    seed: 994,
+    plan: {
+      hosts: 3,
+      skews: [0, 0, 0],
+      faults: noFaults(0),
+      faultsForMs: 19_239,
+      renewalOutage: null,
+      sessions: [{ id: 's3', workload: 'poison', at: 8_866, host: 2 }],
+    },
+  },
+  {
+    // Found by the simulator: a hand-off refused the value of the step in flight (its fn ignores its signal), so the worker ran it again.
+    name: 'a hand-off while a step runs',
+    seed: 665,
+    plan: {
+      hosts: 2,
+      skews: [247, 206],
+      faults: noFaults(5),
+      faultsForMs: 18_098,
+      renewalOutage: null,
+      sessions: [
+        { id: 's1', workload: 'middleware', at: 7_827, host: 1, cancelAt: 10_418 },
+        { id: 's2', workload: 'steps', at: 13_546, host: 0, handOffAt: 13_582 },
+        { id: 's3', workload: 'approve', at: 10_369, host: 0, handOffAt: 10_496 },
+      ],
+    },
+  },
+  {
+    // Found by the simulator on the first fix of the one above: a hand-off while x and y ran in a Promise.all; the call settled without waiting for y.
+    name: 'a hand-off while two steps run in a Promise.all',
+    seed: 434,
+    plan: {
+      hosts: 2,
+      skews: [-60, -134],
+      faults: noFaults(5),
+      faultsForMs: 12_935,
+      renewalOutage: null,
+      sessions: [
+        { id: 's1', workload: 'parallel', at: 8_109, host: 1, handOffAt: 8_130 },
+        { id: 's4', workload: 'append', at: 1_601, host: 0 },
+      ],
+    },
+  },
+]
+
+describe('regression worlds', () => {
+  const backends = simBackends('memory')
+  afterAll(() => backends.close())
+  for (const { name, seed, plan } of REGRESSIONS) {
+    it(`${name} (seed ${seed})`, async () => {
+      const report = await runSimWorld({ seed, plan, backend: backends.backend })
+      expect(report.violations.length > 0 ? describeFailure('memory', report) : '').toBe('')
+    })
+  }
+})
+
+describe('simulated worlds', () => {
+  it('150 worlds on the memory store break no invariant', () => worlds('memory', 1, 150))
+  it('6 worlds on PGlite break no invariant', () => worlds('pglite', 1, 6))
+})
