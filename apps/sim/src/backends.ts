@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { SimBackend } from '@tanstack/ai-harness/testing'
+import type { SimBackend } from '@tanstack/ai-harness/testing/node'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { decodePlan, runSimWorld, type SimReport, shrinkWorld } from '@tanstack/ai-harness/testing'
+import { decodePlan, runSimWorld, type SimReport, shrinkWorld } from '@tanstack/ai-harness/testing/node'
 import { SIM_STORES, type SimStoreName, simBackends } from './backends.js'
 import { describeFailure } from './replay.js'
 

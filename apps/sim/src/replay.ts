@@ -1,4 +1,4 @@
-import { encodePlan, type SimReport } from '@tanstack/ai-harness/testing'
+import { encodePlan, type SimReport } from '@tanstack/ai-harness/testing/node'
 import type { SimStoreName } from './backends.js'
 
 /** The one-line command that replays a world exactly (same schedule, same faults), and its plan when it was shrunk. */

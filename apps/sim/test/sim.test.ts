@@ -1,4 +1,4 @@
-import { runSimWorld, type SimPlan } from '@tanstack/ai-harness/testing'
+import { runSimWorld, type SimPlan } from '@tanstack/ai-harness/testing/node'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type SimStoreName, simBackends } from '../src/backends.js'
 import { describeFailure } from '../src/replay.js'

@@ -1,9 +1,8 @@
 /**
  * Test helpers for harness users and store authors: a scripted model that needs no
  * network, machines (a crashable store and its host) for crash tests, a store that
- * crashes, a store that injects faults per call, and a deterministic simulator of whole
- * worlds (hosts, workers and clients on one virtual clock) with its invariants. They run on
- * every runtime; the TCP fault proxy needs Node's sockets and is in `@tanstack/ai-harness/testing/node`.
+ * crashes, and a store that injects faults per call. They run on every runtime; the TCP
+ * fault proxy and the deterministic simulator need Node and are in `@tanstack/ai-harness/testing/node`.
  * @packageDocumentation
  */
 export { ScriptedTextAdapter, scriptedText, lastMessage } from './scripted-adapter.js'
@@ -33,9 +32,3 @@ export {
   type CrashVariant,
   type CrashWorld,
 } from './agent-crash-points.js'
-export { runSimWorld, type SimBackend, type SimReport, type SimWorldOptions } from './sim/sim-world.js'
-export { planWorld, type SimPlan, type SimSessionPlan, SIM_LEASE_MS, SIM_MAX_SKEW_MS } from './sim/sim-plan.js'
-export { SIM_WORKLOADS, SIM_SECRET, type SimWorkload } from './sim/sim-workloads.js'
-export type { SimFaults } from './sim/sim-store.js'
-export { SimRandom } from './sim/random.js'
-export { shrinkWorld, encodePlan, decodePlan } from './sim/sim-shrink.js'
