@@ -50,6 +50,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   readonly sessions: SessionListStore
   readonly data: MemoryData
   now(): Promise<number>
+  close(): Promise<void>
 } {
   checkOptions(options)
   const data = options.data ?? createMemoryData()
@@ -60,7 +61,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   }
   const now = checkedNow(clock)
 
-  const leases = memoryLeases(data, limits, now)
+  const holder = ++lastHolder
+  const leases = memoryLeases(data, limits, now, holder)
   const wakeups = memoryWakeups(data, limits, now)
 
   const sessions = memorySessions(data)
@@ -122,6 +124,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     async now() {
       return now()
     },
+    /** Ends this instance as a holder, as a crash would: its leases stay, as orphans that the next `acquire` takes at once. */
+    async close() {
+      data.closed?.add(holder)
+    },
   }
 }
 
@@ -162,7 +168,9 @@ function checkedNow(clock: Clock): () => number {
 }
 
 /** Leases in the data set: each call checks and changes them in one synchronous step after a tick. */
-function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number): LeaseStore {
+function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number, holder: number): LeaseStore {
+  const closed = data.closed
+  const dead = (lease: { holder?: number }) => lease.holder !== undefined && closed?.has(lease.holder) === true
   return {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
@@ -171,9 +179,12 @@ function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number):
       await tick()
       const at = now()
       const current = data.leases.get(logId)
-      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+      if (closed?.has(holder)) throw closedError()
+      if (current && current.expiresAt > at && current.owner !== owner && !dead(current)) {
+        throw new LeaseHeldError(logId, current.expiresAt)
+      }
       // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl), holder }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },
@@ -199,8 +210,21 @@ function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number):
       // Nothing stays behind: the fences' counter is global.
       data.leases.delete(lease.logId)
     },
+    async orphans(limit) {
+      const max = checkCount(limit, "orphans' limit")
+      await tick()
+      const at = now()
+      const ids = [...data.leases].filter(([, lease]) => lease.expiresAt > at && dead(lease)).map(([logId]) => logId)
+      return ids.sort(compareCodePoints).slice(0, max)
+    },
   }
 }
+
+/** Holder ids of memory store instances, unique in the process. */
+let lastHolder = 0
+
+const closedError = () =>
+  new HarnessError('INVALID_ARGUMENT', 'This memory store instance was closed: its leases are orphans now. Open a new instance.')
 
 /** Wakeups in the data set, one per session: due and claim read them in `compareWakeups` order. */
 function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number): WakeupStore {

@@ -12,7 +12,10 @@ import {
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
 import { createContext } from './context.js'
+import { type DataDirLock, fileDataDirOf, lockDataDir } from './data-dir-lock.js'
+import { isPGlite } from './driver-types.js'
 import { createDriver } from './driver.js'
+import { createLiveness } from './liveness.js'
 import { leaseStore } from './leases.js'
 import { logOperations } from './log.js'
 import { runMigrations } from './migrations.js'
@@ -23,6 +26,7 @@ import { sessionListStore, wakeupStore } from './wakeups.js'
 
 export type { PostgresClient, PgPoolLike, PgPoolClientLike, PgClientLike, PGliteLike } from './driver-types.js'
 export { isTransientPostgresError } from './transient.js'
+export { DATA_DIR_LOCK_FILE, type DataDirLock, DataDirLockedError, lockDataDir } from './data-dir-lock.js'
 export { DeadlineExceededError } from './pg-driver.js'
 export {
   POSTGRES_DEFAULT_LIMITS,
@@ -59,7 +63,11 @@ export interface PostgresStore extends HarnessStore {
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   checkOptions(options)
   const names = tableNames(options.schema ?? 'public', options.tablePrefix ?? 'harness_')
-  const sql = statements(names)
+  const enabled = options.liveness ?? true
+  // Taken first: a second process on the folder is refused before it runs a statement.
+  const folderLock = enabled ? lockPGliteFolder(options.client) : undefined
+  const liveness = createLiveness(options.client, enabled)
+  const sql = statements(names, liveness.kind)
   const driver = createDriver(options.client, { timeoutMs: options.timeoutMs ?? POSTGRES_DEFAULT_TIMEOUT_MS })
   const limits: StoreLimits = { ...POSTGRES_DEFAULT_LIMITS, ...definedOnly(options.limits) }
   const ctx = createContext({
@@ -67,6 +75,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     sql,
     names,
     limits,
+    liveness,
     clock: options.clock,
     retry: options.retry,
     isTransient: options.retry?.isTransient ?? isTransientPostgresError,
@@ -101,8 +110,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     async close() {
-      if (closed || !options.closeClient) return
+      if (closed) return
       closed = true
+      // Ends this holder first: its leases become orphans that the next instance takes at once.
+      await liveness.close().catch(() => {})
+      folderLock?.release()
+      if (!options.closeClient) return
       try {
         await driver.close()
       } catch (error) {
@@ -114,6 +127,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       }
     },
   }
+}
+
+/** The data folder of a file-backed PGlite, locked for this process; undefined for any other client. */
+function lockPGliteFolder(client: PostgresStoreOptions['client']): DataDirLock | undefined {
+  if (!isPGlite(client)) return undefined
+  const dir = fileDataDirOf((client as { dataDir?: string }).dataDir)
+  return dir === undefined ? undefined : lockDataDir(dir)
 }
 
 /** `{ maxRecordBytes: undefined }` keeps the default instead of erasing it. */
