@@ -7,7 +7,7 @@
 export interface MemoryData {
   readonly logs: Map<string, string[]>
   /** The lease of each session while it is held; `release` and `delete` remove it. */
-  readonly leases: Map<string, { owner: string; fence: number; expiresAt: number; holder?: number }>
+  readonly leases: Map<string, { owner: string; fence: number; expiresAt: number; instance?: number }>
   readonly wakeups: Map<string, number>
   /**
    * The last fence handed out, to any session. One counter for the whole data set, so a

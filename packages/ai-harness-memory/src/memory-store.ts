@@ -170,7 +170,7 @@ function checkedNow(clock: Clock): () => number {
 /** Leases in the data set: each call checks and changes them in one synchronous step after a tick. */
 function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number, holder: number): LeaseStore {
   const closed = data.closed
-  const dead = (lease: { holder?: number }) => lease.holder !== undefined && closed?.has(lease.holder) === true
+  const dead = (lease: { instance?: number }) => lease.instance !== undefined && closed?.has(lease.instance) === true
   return {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
@@ -184,7 +184,7 @@ function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number, 
         throw new LeaseHeldError(logId, current.expiresAt)
       }
       // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl), holder }
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl), instance: holder }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },

@@ -9,7 +9,7 @@
  *   the connection finds a connection that stopped answering; the holder then counts
  *   itself dead first (its leases refuse to renew or append, `LEASE_LOST`) and drops it.
  * - On PGlite, the process holds the data folder (`data-dir-lock.ts`), so the live
- *   holders are exactly the open store instances of this process on that database.
+ *   holders are exactly the open store instances of this process.
  *
  * Why a holder wrongly thought dead (partitioned, paused) still writes nothing: a
  * takeover replaces the lease row with a greater fence, in one statement that waits for
@@ -20,7 +20,7 @@
  * changes is only how soon the next writer may start.
  */
 import { randomInt } from 'node:crypto'
-import type { NamedQuery, PgClientLike, PgPoolLike, PGliteLike, PostgresClient, QueryResultLike } from './driver-types.js'
+import type { NamedQuery, PgClientLike, PgPoolLike, PostgresClient, QueryResultLike } from './driver-types.js'
 import { isPGlite, isPool } from './driver-types.js'
 import { LIVENESS_LOCK_CLASS, type LivenessKind } from './sql.js'
 
@@ -56,7 +56,7 @@ export interface Liveness {
 /** The liveness of one store instance on `client`; `enabled: false` records no holder and proves nobody dead. */
 export function createLiveness(client: PostgresClient, enabled: boolean): Liveness {
   if (!enabled) return noLiveness(isPGlite(client) ? 'none' : 'locks')
-  if (isPGlite(client)) return listLiveness(client)
+  if (isPGlite(client)) return listLiveness()
   return lockLiveness(client)
 }
 
@@ -82,13 +82,20 @@ class Taken {
   }
 }
 
-/** The open store instances of this process, per PGlite database. */
-const liveOnDatabase = new WeakMap<PGliteLike, Set<number>>()
+/**
+ * The open PGlite store instances of this process, on any database: one set for the
+ * process (also across two copies of this package, and across wrappers of one PGlite
+ * instance), since a PGlite database is reachable from this process only.
+ */
+const LIVE_KEY = Symbol.for('@tanstack/ai-harness-postgres/pglite-holders')
+const processHolders = (): Set<number> => {
+  const scope = globalThis as { [LIVE_KEY]?: Set<number> }
+  scope[LIVE_KEY] ??= new Set()
+  return scope[LIVE_KEY]
+}
 
-function listLiveness(db: PGliteLike): Liveness {
-  let set = liveOnDatabase.get(db)
-  if (!set) liveOnDatabase.set(db, (set = new Set()))
-  const live = set
+function listLiveness(): Liveness {
+  const live = processHolders()
   let id = randomHolderId()
   while (live.has(id)) id = randomHolderId()
   live.add(id)

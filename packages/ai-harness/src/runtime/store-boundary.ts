@@ -105,6 +105,8 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
     acquire: (logId, owner, ttlMs) => call('leases.acquire', logId, () => store.leases!.acquire(logId, owner, ttlMs), true),
     renew: (lease: Lease, ttlMs) => call('leases.renew', lease.logId, () => store.leases!.renew(lease, ttlMs)),
     release: (lease: Lease) => call('leases.release', lease.logId, () => store.leases!.release(lease)),
+    ...(store.leases.orphans && { orphans: (limit: number) => call('leases.orphans', undefined, () => store.leases!.orphans!(limit)) }),
+    ...(store.leases.defaultLeaseMs !== undefined && { defaultLeaseMs: store.leases.defaultLeaseMs }),
   }
   const wakeups: WakeupStore | undefined = store.wakeups && {
     schedule: (logId, at) => call('wakeups.schedule', logId, () => store.wakeups!.schedule(logId, at), true),
