@@ -98,7 +98,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       return Number(row?.now)
     },
 
-    migrate: () => ctx.run('migrate', () => runMigrations(driver, names, sql)),
+    async migrate() {
+      const applied = await ctx.run('migrate', () => runMigrations(driver, names, sql))
+      // Called once at start-up: prepare the statements now, not in a takeover's first steps.
+      await driver.warm?.(Object.values(sql).filter((text): text is string => typeof text === 'string' && text.includes('$1')))
+      return applied
+    },
 
     async dump() {
       const lines: string[] = []

@@ -10,6 +10,7 @@ import { type HostContext, openOnHost } from './host-open.js'
 import type { Session } from './session.js'
 import { type GuardedStore, guardStore } from './store-boundary.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
+import { otelApi } from './tracing.js'
 
 export interface HostOptions extends TimingOptions {
   store: HarnessStore
@@ -102,6 +103,8 @@ export function createHost(options: HostOptions): Host {
 }
 
 export function createHostInternals(options: HostOptions): HostInternals {
+  // The optional tracing API loads now, while the process starts, not on the way of the first turn it resumes.
+  void otelApi()
   const harnesses = [options.harnesses].flat()
   const hostId = options.hostId ?? `host-${randomUUID()}`
   // The lease owner names this host object, so two processes with one hostId never share a lease.
