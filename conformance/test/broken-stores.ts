@@ -408,6 +408,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lease.after-delete',
       'lease.skew.within-bound',
       'lease.skew.beyond-bound',
+      'lease.orphans.live-holder',
+      'lease.orphans.dead-holder',
     ],
     says: 'as acquire returned it',
     make: (store) =>
