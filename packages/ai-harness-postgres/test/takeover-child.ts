@@ -30,9 +30,22 @@ await store.migrate()
 say('opened')
 say('ready')
 
+// A graceful stop, as a deploy sends it: hand every turn off, then exit.
+process.on('SIGTERM', async () => {
+  await host?.shutdown()
+  await worker?.stop()
+  say('stopped')
+  process.exit(0)
+})
+
 if (host) {
   const session = await host.open({ sessionId: task.sessionId })
-  for await (const _ of session.send('go')) {
+  try {
+    for await (const _ of session.send('go')) {
+    }
+  } catch (error) {
+    // A graceful stop ends the stream with LEASE_LOST: this host hands the turn off.
+    if ((error as { code?: string }).code !== 'LEASE_LOST') throw error
   }
 } else {
   worker?.start()

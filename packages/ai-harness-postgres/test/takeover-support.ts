@@ -25,6 +25,8 @@ export function takeoverHarness(onStep: (name: string) => void): Harness {
   const work = durableTool(definition, async (_input, { step }) => {
     await step.do('first', async () => {
       onStep('first')
+      // Long enough for a SIGTERM to land inside it: a graceful stop waits for it, then hands over.
+      await new Promise((resolve) => setTimeout(resolve, 300))
       return { done: true }
     })
     await step.do('endless', async () => {

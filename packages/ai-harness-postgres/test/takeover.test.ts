@@ -6,6 +6,10 @@
  * - pg: a worker process is already running; it finds the dead host's session through
  *   `leases.orphans` (the host's liveness lock was freed when its connection died) and
  *   resumes it. Then the same for a restart of the killed process's slot (same host id).
+ * - pg, graceful: the driver gets SIGTERM inside a step and calls `host.shutdown()`: the
+ *   lease is released and the session is due at once; a running worker picks it up at its
+ *   next poll (1 s by default), with no lease to wait for, and runs the step that was in
+ *   flight again (it has no logged value).
  * - PGlite: only one process can have the folder open, so the next process is a restart of
  *   the slot; it opens the folder (the dead pid's lock is taken over), and every lease in it
  *   is a dead holder's. Its takeover (from the store being open to the step) is timed apart
@@ -109,4 +113,24 @@ it('PGlite: a restart of the slot opens the folder of the SIGKILLed process and 
   )
   expect(takeoverMs).toBeLessThan(GOAL_MS)
   expect(stepAt - killed).toBeLessThan(LEASE_MS)
+}, 120_000)
+
+it('pg: SIGTERM and host.shutdown() hand the session to a running worker within one poll', async () => {
+  const schema = freshSchema('takeover_term')
+  cleanups.push(async () => void (await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)))
+  const task = { store: 'pg', schema, sessionId: 'order-2' } as const
+  const driver = start({ ...task, hostId: 'web-2', role: 'drive' })
+  const worker = start({ ...task, hostId: 'worker-2', role: 'resume' })
+  await Promise.all([driver.ready, worker.ready])
+  await driver.line('step first web-2')
+  driver.proc.kill('SIGTERM')
+  const termAt = performance.now()
+  await driver.line('stopped', 15_000)
+  const stoppedMs = (await driver.line('stopped')) - termAt
+  const resumedMs = (await worker.line('step endless worker-2', LEASE_MS)) - termAt
+  console.log(`graceful stop (pg): the driver was out ${stoppedMs.toFixed(0)} ms after SIGTERM; the worker started the next step ${resumedMs.toFixed(0)} ms after it`)
+  // The step in flight at the stop has no logged value, so the worker runs it again (same idempotency key), then goes on.
+  expect(worker.lines.some((l) => l.line === 'step first worker-2')).toBe(true)
+  // The step in flight (300 ms) and one poll of the worker (1 s), never a lease (30 s).
+  expect(resumedMs).toBeLessThan(300 + 1_000 + GOAL_MS)
 }, 120_000)
