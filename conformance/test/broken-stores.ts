@@ -1151,7 +1151,11 @@ export const brokenStores: Record<string, BrokenStore> = {
     make: (store, { data, clock }) =>
       withLeases(store, {
         // Every unexpired lease, as if no holder could be alive: a worker would take live sessions.
-        orphans: async (limit) => [...data.leases].filter(([, lease]) => lease.expiresAt > clock.now()).map(([id]) => id).slice(0, limit),
+        orphans: async (limit) =>
+          [...data.leases]
+            .filter(([, lease]) => lease.expiresAt > clock.now())
+            .map(([id]) => id)
+            .slice(0, limit),
       }),
   },
   "lists a dead holder's lease but waits for its expiry": {

@@ -93,7 +93,10 @@ function takeFile(dir: string): void {
     if (owner !== undefined && isAlive(owner)) throw new DataDirLockedError(dir, owner)
     rmSync(path, { force: true })
   }
-  throw new HarnessError('STORE_LOCKED', `Could not lock the PGlite data folder ${dir}: other processes keep taking it. Open it from one process.`)
+  throw new HarnessError(
+    'STORE_LOCKED',
+    `Could not lock the PGlite data folder ${dir}: other processes keep taking it. Open it from one process.`,
+  )
 }
 
 /** The pid in a lock file; undefined when it is gone or half written (its writer died between the create and the write). */

@@ -37,7 +37,8 @@ export {
 
 /** The store, plus what only a SQL store has: schema management and a raw dump. */
 export interface PostgresStore extends HarnessStore {
-  readonly leases: LeaseStore
+  /** Leases, with liveness: `orphans` lists the sessions of dead holders (see the README). */
+  readonly leases: LeaseStore & Required<Pick<LeaseStore, 'orphans'>>
   readonly wakeups: WakeupStore
   readonly sessions: SessionListStore
   /** The database server's time in ms since the epoch (the injected clock's, when one was given). */

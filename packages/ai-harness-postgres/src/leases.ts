@@ -16,7 +16,7 @@ import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'
 import { sqlLimit } from './sql-arguments.js'
 
-export function leaseStore(ctx: StoreContext): LeaseStore {
+export function leaseStore(ctx: StoreContext): LeaseStore & Required<Pick<LeaseStore, 'orphans'>> {
   const { driver, sql, limits, liveness } = ctx
   /** The live holders, where the statement needs them as a parameter. */
   const live = () => (liveness.kind === 'list' ? [liveness.live()] : [])

@@ -18,8 +18,7 @@ import { takeoverHarness, type TakeoverTask } from './takeover-support.js'
 const task = JSON.parse(process.argv[2] ?? '') as TakeoverTask
 const say = (line: string) => process.stdout.write(`${line}\n`)
 
-const client =
-  task.store === 'pglite' ? new PGlite(task.dataDir) : new pg.Pool({ ...pgConfig(), max: 4, idleTimeoutMillis: 0 })
+const client = task.store === 'pglite' ? new PGlite(task.dataDir) : new pg.Pool({ ...pgConfig(), max: 4, idleTimeoutMillis: 0 })
 if (client instanceof pg.Pool) client.on('error', () => {})
 const store = postgresStore({ client, schema: task.schema, closeClient: true })
 const harness = takeoverHarness((name) => say(`step ${name} ${task.hostId}`))

@@ -82,7 +82,10 @@ it('pg: a running worker resumes a SIGKILLed host at once; so does a restart of 
   const resumedMs = (await worker.line('step endless worker-1', LEASE_MS)) - killed
   console.log(`takeover (pg): a running worker started the step again ${resumedMs.toFixed(0)} ms after the SIGKILL`)
   expect(resumedMs).toBeLessThan(GOAL_MS)
-  expect(worker.lines.some((l) => l.line === 'step first worker-1'), 'the logged step is not run again').toBe(false)
+  expect(
+    worker.lines.some((l) => l.line === 'step first worker-1'),
+    'the logged step is not run again',
+  ).toBe(false)
 
   // The slot of the killed worker restarts with the same id: it takes its session back at once.
   const killedWorker = worker.kill()
@@ -128,7 +131,9 @@ it('pg: SIGTERM and host.shutdown() hand the session to a running worker within 
   await driver.line('stopped', 15_000)
   const stoppedMs = (await driver.line('stopped')) - termAt
   const resumedMs = (await worker.line('step endless worker-2', LEASE_MS)) - termAt
-  console.log(`graceful stop (pg): the driver was out ${stoppedMs.toFixed(0)} ms after SIGTERM; the worker started the next step ${resumedMs.toFixed(0)} ms after it`)
+  console.log(
+    `graceful stop (pg): the driver was out ${stoppedMs.toFixed(0)} ms after SIGTERM; the worker started the next step ${resumedMs.toFixed(0)} ms after it`,
+  )
   // The step in flight at the stop has no logged value, so the worker runs it again (same idempotency key), then goes on.
   expect(worker.lines.some((l) => l.line === 'step first worker-2')).toBe(true)
   // The step in flight (300 ms) and one poll of the worker (1 s), never a lease (30 s).

@@ -101,10 +101,7 @@ export function createWorker(options: WorkerOptions): Worker {
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
         const claimed = await wakeups.claim(batchSize, holdMs)
-        const [, orphaned] = await Promise.all([
-          Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))),
-          recoverOrphans(result),
-        ])
+        const [, orphaned] = await Promise.all([Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))), recoverOrphans(result)])
         span.set(pollAttributes(claimed.length + orphaned, result))
         return result
       }),
