@@ -97,21 +97,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       data.logs.set(logId, log)
       return { nextSeq: nextSeq + batch.json.length }
     },
-    async read(logId: string, readOptions: ReadOptions = {}): Promise<LogEntry[]> {
-      assertLogId(logId, limits)
-      const { after: from = 0, limit } = readOptions
-      if (typeof from !== 'number' || Number.isNaN(from)) {
-        throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
-      }
-      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
-      await tick()
-      const log = data.logs.get(logId) ?? []
-      const after = Math.max(0, Math.floor(from))
-      const end = Math.min(log.length, after + max)
-      const entries: LogEntry[] = []
-      for (let i = after; i < end; i++) entries.push({ seq: i + 1, record: JSON.parse(log[i]!) as LogRecord })
-      return entries
-    },
+    read: (logId: string, readOptions: ReadOptions = {}) => readLog(data, limits, logId, readOptions),
     async delete(logId: string): Promise<void> {
       assertLogId(logId, limits)
       await tick()
@@ -129,6 +115,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       data.closed?.add(holder)
     },
   }
+}
+
+/** A page of one log, by the paging rule of `ReadOptions`. */
+async function readLog(data: MemoryData, limits: StoreLimits, logId: string, readOptions: ReadOptions): Promise<LogEntry[]> {
+  assertLogId(logId, limits)
+  const { after: from = 0, limit } = readOptions
+  if (typeof from !== 'number' || Number.isNaN(from)) {
+    throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
+  }
+  const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
+  await tick()
+  const log = data.logs.get(logId) ?? []
+  const after = Math.max(0, Math.floor(from))
+  const end = Math.min(log.length, after + max)
+  const entries: LogEntry[] = []
+  for (let i = after; i < end; i++) entries.push({ seq: i + 1, record: JSON.parse(log[i]!) as LogRecord })
+  return entries
 }
 
 /** The session listings: the memory store has no index, so it sorts what it holds (fine in one process). */

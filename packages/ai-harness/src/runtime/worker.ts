@@ -86,14 +86,7 @@ export function createWorker(options: WorkerOptions): Worker {
       driving.delete(sessionId)
     }
   }
-  /** Sessions whose host the store proves dead: taken over now, not at their lease's expiry. */
-  const recoverOrphans = async (result: PollResult): Promise<number> => {
-    if (!orphans) return 0
-    const found = await orphans(batchSize)
-    await Promise.all(found.map((sessionId) => drive(sessionId, result)))
-    return found.length
-  }
-  const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
+  const recoverOrphans = (result: PollResult) => driveOrphans(orphans, batchSize, (sessionId) => drive(sessionId, result))
 
   const worker: Worker = {
     workerId,
@@ -138,6 +131,20 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   }
   return worker
+}
+
+const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
+
+/** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
+async function driveOrphans(
+  orphans: ((limit: number) => Promise<string[]>) | undefined,
+  limit: number,
+  drive: (sessionId: string) => Promise<void>,
+): Promise<number> {
+  if (!orphans) return 0
+  const found = await orphans(limit)
+  await Promise.all(found.map(drive))
+  return found.length
 }
 
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
