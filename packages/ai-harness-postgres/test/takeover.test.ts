@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, afterEach, expect, it } from 'vitest'
+import { lockDataDir } from '../src/index.js'
 import { LineChild } from './line-child.js'
 import { freshSchema, pgConfig } from './support.js'
 import type { TakeoverTask } from './takeover-support.js'
@@ -105,6 +106,8 @@ it('PGlite: a restart of the slot opens the folder of the SIGKILLed process and 
   const driver = start({ ...task, hostId: 'cli-1', role: 'drive' })
   await driver.ready
   await driver.line('step endless cli-1')
+  // The driver's store holds the folder: no second process may open it while it lives.
+  expect(() => lockDataDir(dataDir)).toThrow(expect.objectContaining({ code: 'STORE_LOCKED', pid: driver.proc.pid }))
   const killed = driver.kill()
   await driver.exited
   const restarted = start({ ...task, hostId: 'cli-1', role: 'resume' })
