@@ -67,9 +67,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const enabled = options.liveness ?? true
   // Taken first: a second process on the folder is refused before it runs a statement.
   const folderLock = enabled ? lockPGliteFolder(options.client) : undefined
-  const liveness = createLiveness(options.client, enabled)
+  const timeoutMs = options.timeoutMs ?? POSTGRES_DEFAULT_TIMEOUT_MS
+  const liveness = createLiveness(options.client, enabled, timeoutMs)
   const sql = statements(names, liveness.kind)
-  const driver = createDriver(options.client, { timeoutMs: options.timeoutMs ?? POSTGRES_DEFAULT_TIMEOUT_MS })
+  const driver = createDriver(options.client, { timeoutMs })
   const limits: StoreLimits = { ...POSTGRES_DEFAULT_LIMITS, ...definedOnly(options.limits) }
   const ctx = createContext({
     driver,

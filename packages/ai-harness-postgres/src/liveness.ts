@@ -26,7 +26,7 @@ import { LIVENESS_LOCK_CLASS, type LivenessKind } from './sql.js'
 
 /** How often the liveness connection is asked whether it still answers, and how long it may take. */
 export const HEARTBEAT_MS = 1_000
-export const HEARTBEAT_TIMEOUT_MS = 3_000
+export const HEARTBEAT_TIMEOUT_MS = 5_000
 /**
  * Server-side keepalives of the liveness connection: a connection that goes silent (a
  * partition) is dropped by the server after about idle + interval × count seconds, which
@@ -53,11 +53,43 @@ export interface Liveness {
   close(): Promise<void>
 }
 
-/** The liveness of one store instance on `client`; `enabled: false` records no holder and proves nobody dead. */
-export function createLiveness(client: PostgresClient, enabled: boolean): Liveness {
+/**
+ * The liveness of one store instance on `client`; `enabled: false` records no holder and
+ * proves nobody dead. On pg the store instances of one pool or client share one holder
+ * (one liveness connection per pool, not per store object: a process that makes many
+ * store objects on its pool opens one connection), which ends when the last of them closes.
+ * `timeoutMs` bounds how long an acquire waits for the liveness connection: past it, that
+ * lease is taken without a holder (it ends by expiry), and the next one tries again.
+ */
+export function createLiveness(client: PostgresClient, enabled: boolean, timeoutMs: number): Liveness {
   if (!enabled) return noLiveness(isPGlite(client) ? 'none' : 'locks')
   if (isPGlite(client)) return listLiveness()
-  return lockLiveness(client)
+  return sharedLockLiveness(client, timeoutMs)
+}
+
+/** The pools and clients with a liveness connection, and how many open store instances use each. */
+const sharedOn = new WeakMap<object, { liveness: Liveness; users: number }>()
+
+function sharedLockLiveness(client: PgPoolLike | PgClientLike, timeoutMs: number): Liveness {
+  let shared = sharedOn.get(client)
+  if (!shared) sharedOn.set(client, (shared = { liveness: lockLiveness(client, timeoutMs), users: 0 }))
+  const entry = shared
+  entry.users++
+  let closed = false
+  return {
+    kind: 'locks',
+    holder: () => (closed ? Promise.resolve(null) : entry.liveness.holder()),
+    live: () => [],
+    took: (fence, holder) => entry.liveness.took(fence, holder),
+    lost: (fence) => entry.liveness.lost(fence),
+    async close() {
+      if (closed) return
+      closed = true
+      if (--entry.users > 0) return
+      sharedOn.delete(client)
+      await entry.liveness.close()
+    },
+  }
 }
 
 function noLiveness(kind: LivenessKind): Liveness {
@@ -124,7 +156,7 @@ interface LockConnection {
 }
 
 // long: one state machine (connect, lock, heartbeat, loss, close), read best in one piece
-function lockLiveness(client: PgPoolLike | PgClientLike): Liveness {
+function lockLiveness(client: PgPoolLike | PgClientLike, timeoutMs: number): Liveness {
   const taken = new Taken()
   let current: Promise<{ id: number; connection: LockConnection } | null> | undefined
   let id: number | null = null
@@ -152,17 +184,21 @@ function lockLiveness(client: PgPoolLike | PgClientLike): Liveness {
       lost = true
       lose(connection)
     })
-    for (const setting of KEEPALIVE_SETTINGS) await connection.query(setting).catch(() => {})
+    // Only on our own connection: the app's single client keeps its settings, and its loss shows in every query.
+    const own = isPool(client)
+    if (own) for (const setting of KEEPALIVE_SETTINGS) await connection.query(setting).catch(() => {})
     for (let attempt = 0; attempt < 5 && !lost; attempt++) {
       const key = randomHolderId()
       const { rows } = await connection.query('SELECT pg_try_advisory_lock($1::int, $2::int) AS ok', [LIVENESS_LOCK_CLASS, key])
       if (rows[0]?.ok !== true) continue // another live holder has this id: draw again
       id = key
       active = connection
-      heartbeat = setInterval(() => {
-        connection.query({ text: 'SELECT 1', query_timeout: HEARTBEAT_TIMEOUT_MS }).catch(() => lose(connection))
-      }, HEARTBEAT_MS)
-      heartbeat.unref()
+      if (own) {
+        heartbeat = setInterval(() => {
+          connection.query({ text: 'SELECT 1', query_timeout: HEARTBEAT_TIMEOUT_MS }).catch(() => lose(connection))
+        }, HEARTBEAT_MS)
+        heartbeat.unref()
+      }
       return { id: key, connection }
     }
     await connection.end().catch(() => {})
@@ -173,11 +209,18 @@ function lockLiveness(client: PgPoolLike | PgClientLike): Liveness {
     kind: 'locks',
     async holder() {
       if (closed) return null
-      current ??= start().catch(() => {
+      const starting = (current ??= start().catch(() => {
         current = undefined // the next lease tries again; this one ends by expiry only
         return null
+      }))
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), timeoutMs)
+        timer.unref()
       })
-      return (await current)?.id ?? null
+      const held = await Promise.race([starting, late])
+      clearTimeout(timer)
+      return held?.id ?? null
     },
     live: () => [],
     took: (fence, holder) => taken.took(fence, holder !== null && holder === id),
