@@ -64,11 +64,12 @@ export interface PostgresStoreOptions {
   /**
    * Whether this instance proves to the others that it is alive, so that when it dies its
    * sessions are taken over at once instead of at lease expiry. Default true. On `pg` it
-   * keeps one connection of its own (outside the pool) with an advisory lock on it; on a
-   * file-backed PGlite it holds the data folder for the life of the store (a second process
-   * gets `STORE_LOCKED`). Set false to open no extra connection (many short-lived store
-   * objects, a pooler in transaction mode) or to share a PGlite across browser tabs; its
-   * leases then end by expiry or release only.
+   * keeps one connection per pool (outside it, shared by the store objects on that pool)
+   * with an advisory lock on it; on a file-backed PGlite it holds the data folder for the
+   * life of the store (a second process gets `STORE_LOCKED`). Set false to open no extra
+   * connection (behind a pooler in transaction mode, where a session-level lock would not
+   * stay with this process) or to share a PGlite across browser tabs; its leases then end
+   * by expiry or release only.
    */
   liveness?: boolean
 }
