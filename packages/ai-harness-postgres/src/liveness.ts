@@ -71,9 +71,8 @@ export function createLiveness(client: PostgresClient, enabled: boolean, timeout
 const sharedOn = new WeakMap<object, { liveness: Liveness; users: number }>()
 
 function sharedLockLiveness(client: PgPoolLike | PgClientLike, timeoutMs: number): Liveness {
-  let shared = sharedOn.get(client)
-  if (!shared) sharedOn.set(client, (shared = { liveness: lockLiveness(client, timeoutMs), users: 0 }))
-  const entry = shared
+  const entry = sharedOn.get(client) ?? { liveness: lockLiveness(client, timeoutMs), users: 0 }
+  sharedOn.set(client, entry)
   entry.users++
   let closed = false
   return {
@@ -209,10 +208,11 @@ function lockLiveness(client: PgPoolLike | PgClientLike, timeoutMs: number): Liv
     kind: 'locks',
     async holder() {
       if (closed) return null
-      const starting = (current ??= start().catch(() => {
+      current ??= start().catch(() => {
         current = undefined // the next lease tries again; this one ends by expiry only
         return null
-      }))
+      })
+      const starting = current
       let timer: NodeJS.Timeout | undefined
       const late = new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), timeoutMs)
