@@ -188,7 +188,7 @@ export class SyncThrowError extends Error {
 
 const GUARDED: Record<string, readonly string[]> = {
   '': ['append', 'read', 'delete', 'now'],
-  leases: ['acquire', 'renew', 'release'],
+  leases: ['acquire', 'renew', 'release', 'orphans'],
   wakeups: ['schedule', 'cancel', 'due', 'claim'],
   sessions: ['list', 'waiting'],
 }

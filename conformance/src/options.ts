@@ -9,8 +9,10 @@ import type { StreamsHook } from './streams/streams-hook.js'
  * - `races`: instances of the store cannot run at once (one connection for everything).
  * - `fencing`: `append` ignores its `lease` option (see `AppendOptions` in the core).
  * - `sessions`: the store has no `sessions` (no listing of sessions; see `SessionListStore`).
+ * - `orphans`: the store has no `leases.orphans`: it cannot prove a lease's holder dead, so
+ *   leases end by expiry or release only (see `LeaseStore.orphans`).
  */
-export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing', 'sessions'] as const
+export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing', 'sessions', 'orphans'] as const
 export type SkipKey = (typeof SKIP_KEYS)[number]
 
 export interface StoreContext {

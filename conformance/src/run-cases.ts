@@ -4,6 +4,7 @@ import { type CaseContext, type ConformanceCase, guardStore, type NamespaceConte
 import { fenceCases } from './cases/fence-cases.js'
 import { leaseCases } from './cases/lease-cases.js'
 import { leaseSkewCases } from './cases/lease-skew-cases.js'
+import { livenessCases } from './cases/liveness-cases.js'
 import { logBatchCases } from './cases/log-batch-cases.js'
 import { logCases } from './cases/log-cases.js'
 import { logDeleteCases } from './cases/log-delete-cases.js'
@@ -46,6 +47,7 @@ export const storeCases: readonly ConformanceCase[] = [
   ...fenceCases,
   ...leaseCases,
   ...leaseSkewCases,
+  ...livenessCases,
   ...wakeupCases,
   ...namespaceCases,
   ...sessionCases,
@@ -145,7 +147,9 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
         ? options.dump !== undefined
         : need === 'races' || need === 'fencing'
           ? true
-          : probe[need as 'leases' | 'wakeups' | 'sessions'] !== undefined
+          : need === 'orphans'
+            ? typeof probe.leases?.orphans === 'function'
+            : probe[need as 'leases' | 'wakeups' | 'sessions'] !== undefined
     if (!has) {
       return {
         fail: `The store has no ${need}. Implement it, or declare skip: { ${need}: 'the reason' } so the gap is reported as skipped.`,

@@ -6,6 +6,7 @@ import {
   type Clock,
   type HarnessStore,
   type Lease,
+  LeaseHeldError,
   LeaseLostError,
   type LeaseStore,
   type LogEntry,
@@ -435,6 +436,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lock.exclusive',
       'lock.result',
       'lock.fenced',
+      'lease.orphans.live-holder',
+      'lease.orphans.dead-holder',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -1200,9 +1203,36 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
 
+  // ---- liveness ---------------------------------------------------------------------
+  'lists live holders as orphans': {
+    fails: ['lease.orphans.live-holder', 'lease.orphans.dead-holder'],
+    says: 'orphans() of another instance while the holder lives',
+    make: (store, { data, clock }) =>
+      withLeases(store, {
+        // Every unexpired lease, as if no holder could be alive: a worker would take live sessions.
+        orphans: async (limit) =>
+          [...data.leases]
+            .filter(([, lease]) => lease.expiresAt > clock.now())
+            .map(([id]) => id)
+            .slice(0, limit),
+      }),
+  },
+  "lists a dead holder's lease but waits for its expiry": {
+    fails: ['lease.orphans.dead-holder'],
+    says: /driven by another host/,
+    make: (store, { data, clock }) =>
+      withLeases(store, {
+        async acquire(logId, owner, ttlMs) {
+          const current = data.leases.get(logId)
+          if (current && current.expiresAt > clock.now() && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+          return store.leases.acquire(logId, owner, ttlMs)
+        },
+      }),
+  },
+
   // ---- fencing ----------------------------------------------------------------------
   'ignores the fence': {
-    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged', 'race.fenced-append-takeover'],
+    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged', 'race.fenced-append-takeover', 'lease.orphans.dead-holder'],
     says: 'append with the superseded lease: expected an error with code LEASE_LOST',
     make: (store) => ({ ...store, append: (logId, seq, records) => store.append(logId, seq, records) }),
   },

@@ -8,12 +8,13 @@ import { growthOf, measureRecovery } from './sections/recovery.js'
 import { measureStepCost } from './sections/step-cost.js'
 import { measureThroughput } from './sections/throughput.js'
 import { measureHosts } from './sections/hosts.js'
+import { measureTakeover } from './sections/takeover.js'
 import { openTarget } from './targets/open-target.js'
 import { pgConfig } from './targets/pg-config.js'
 import { STORE_NAMES, type StoreName, type Target } from './targets/target.js'
 
-export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers'
-export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers']
+export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers' | 'takeover'
+export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers', 'takeover']
 
 export interface RunOptions {
   stores?: readonly StoreName[]
@@ -30,7 +31,8 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
   const started = performance.now()
   const runId = newRunId()
   const stores = options.stores ?? STORE_NAMES
-  const sections = new Set(options.sections ?? SECTION_NAMES)
+  // The recovery-latency section waits out a lease on DynamoDB and S3 (10 s each): not part of a quick run unless asked for.
+  const sections = new Set(options.sections ?? SECTION_NAMES.filter((name) => config.mode !== 'quick' || name !== 'takeover'))
   const result: BenchResult = {
     version: 1,
     mode: config.mode,
@@ -45,6 +47,7 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
     throughput: [],
     hosts: [],
     peers: [],
+    takeover: [],
     failures: [],
   }
   progress(`run ${runId} (${config.mode}) on ${result.machine.nproc} cores, node ${result.machine.node}`)
@@ -60,6 +63,8 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
         await attempt(result, 'throughput', store, async () => result.throughput.push(...(await measureThroughput(t, config))))
       if (sections.has('hosts') && store === 'postgres')
         await attempt(result, 'hosts', store, async () => result.hosts.push(...(await measureHosts(t, config))))
+      if (sections.has('takeover') && store !== 'memory')
+        await attempt(result, 'takeover', store, async () => result.takeover?.push(...(await measureTakeover(t))))
       if (sections.has('recovery'))
         await attempt(result, 'recovery', store, async () => {
           const rows = await measureRecovery(t, config)

@@ -42,6 +42,11 @@ describe('the default run: a real SIGKILL between the charge and the invoice', (
     expect(run.stdout).toMatch(/duplicates refused\s+0\n/)
     expect(run.stdout).toContain(`order 42: 1 charge (${charge.detail.chargeId}), 1 invoice`)
     expect(run.stdout).toContain(`it was killed with SIGKILL`)
+    // PGlite proves process 1 dead: process 2 waited for no lease, and the story says how long the takeover took.
+    expect(run.stdout).toMatch(
+      /takeover: the session was open \d+ ms after the kill, process 2's start included; no wait for process 1's lease/,
+    )
+    expect(run.stderr).not.toMatch(/waiting for the lease to run out/)
     // The timeline marks the kill right after the charge step, before the invoice step.
     const timeline = run.stdout.slice(run.stdout.indexOf('Session log:'))
     const stepCharge = timeline.indexOf('charge:42 =')

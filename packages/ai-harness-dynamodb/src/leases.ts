@@ -10,6 +10,7 @@ import {
   LeaseLostError,
   type LeaseStore,
   type StoreLimits,
+  EXPIRY_ONLY_LEASE_MS,
 } from '@tanstack/ai-harness/store'
 import { ATTR, type KeyLayout, LEASE_SK, numberAttr } from './keys.js'
 import type { Send } from './send.js'
@@ -37,6 +38,8 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
   const key = (logId: string) => ({ [ATTR.pk]: { S: ctx.keys.pk(logId) }, [ATTR.sk]: { S: LEASE_SK } })
 
   return {
+    // Expiry is all this store has: a short lease, safe within the clock skew it assumes.
+    defaultLeaseMs: EXPIRY_ONLY_LEASE_MS,
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, ctx.limits)
       checkOwner(owner)

@@ -7,7 +7,7 @@
 export interface MemoryData {
   readonly logs: Map<string, string[]>
   /** The lease of each session while it is held; `release` and `delete` remove it. */
-  readonly leases: Map<string, { owner: string; fence: number; expiresAt: number }>
+  readonly leases: Map<string, { owner: string; fence: number; expiresAt: number; instance?: number }>
   readonly wakeups: Map<string, number>
   /**
    * The last fence handed out, to any session. One counter for the whole data set, so a
@@ -15,10 +15,16 @@ export interface MemoryData {
    * counter would have to keep the deleted id around).
    */
   readonly fences: { last: number }
+  /**
+   * The store instances (holders) that were closed: a lease whose holder is here is an
+   * orphan, taken at once by the next `acquire`. Absent in a data set made by hand: then
+   * leases end only by expiry or release.
+   */
+  readonly closed?: Set<number>
 }
 
 export function createMemoryData(): MemoryData {
-  return { logs: new Map(), leases: new Map(), wakeups: new Map(), fences: { last: 0 } }
+  return { logs: new Map(), leases: new Map(), wakeups: new Map(), fences: { last: 0 }, closed: new Set() }
 }
 
 /** Every stored byte of a memory data set, for the conformance suite's no-trace checks. */

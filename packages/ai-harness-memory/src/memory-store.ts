@@ -52,6 +52,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   readonly sessions: SessionListStore
   readonly data: MemoryData
   now(): Promise<number>
+  close(): Promise<void>
 } {
   checkOptions(options)
   const data = options.data ?? createMemoryData()
@@ -62,7 +63,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
   }
   const now = checkedNow(clock)
 
-  const leases = memoryLeases(data, limits, now)
+  const holder = ++lastHolder
+  const leases = memoryLeases(data, limits, now, holder)
   const wakeups = memoryWakeups(data, limits, now)
 
   const sessions = memorySessions(data)
@@ -97,21 +99,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
       data.logs.set(logId, log)
       return { nextSeq: nextSeq + batch.json.length }
     },
-    async read(logId: string, readOptions: ReadOptions = {}): Promise<LogEntry[]> {
-      assertLogId(logId, limits)
-      const { after: from = 0, limit } = readOptions
-      if (typeof from !== 'number' || Number.isNaN(from)) {
-        throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
-      }
-      const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
-      await tick()
-      const log = data.logs.get(logId) ?? []
-      const after = Math.max(0, Math.floor(from))
-      const end = Math.min(log.length, after + max)
-      const entries: LogEntry[] = []
-      for (let i = after; i < end; i++) entries.push({ seq: i + 1, record: JSON.parse(log[i]!) as LogRecord })
-      return entries
-    },
+    read: (logId: string, readOptions: ReadOptions = {}) => readLog(data, limits, logId, readOptions),
     async delete(logId: string): Promise<void> {
       assertLogId(logId, limits)
       await tick()
@@ -124,7 +112,28 @@ export function memoryStore(options: MemoryStoreOptions = {}): HarnessStore & {
     async now() {
       return now()
     },
+    /** Ends this instance as a holder, as a crash would: its leases stay, as orphans that the next `acquire` takes at once. */
+    async close() {
+      data.closed?.add(holder)
+    },
   }
+}
+
+/** A page of one log, by the paging rule of `ReadOptions`. */
+async function readLog(data: MemoryData, limits: StoreLimits, logId: string, readOptions: ReadOptions): Promise<LogEntry[]> {
+  assertLogId(logId, limits)
+  const { after: from = 0, limit } = readOptions
+  if (typeof from !== 'number' || Number.isNaN(from)) {
+    throw new HarnessError('INVALID_ARGUMENT', `read's after must be a seq (a number >= 0), not ${String(from)}.`)
+  }
+  const max = limit === undefined ? Number.POSITIVE_INFINITY : checkCount(limit, "read's limit")
+  await tick()
+  const log = data.logs.get(logId) ?? []
+  const after = Math.max(0, Math.floor(from))
+  const end = Math.min(log.length, after + max)
+  const entries: LogEntry[] = []
+  for (let i = after; i < end; i++) entries.push({ seq: i + 1, record: JSON.parse(log[i]!) as LogRecord })
+  return entries
 }
 
 /** The session listings: the memory store has no index, so it sorts what it holds (fine in one process). */
@@ -164,7 +173,9 @@ function checkedNow(clock: Clock): () => number {
 }
 
 /** Leases in the data set: each call checks and changes them in one synchronous step after a tick. */
-function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number): LeaseStore {
+function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number, holder: number): LeaseStore {
+  const closed = data.closed
+  const dead = (lease: { instance?: number }) => lease.instance !== undefined && closed?.has(lease.instance) === true
   return {
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
@@ -173,9 +184,12 @@ function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number):
       await tick()
       const at = now()
       const current = data.leases.get(logId)
-      if (current && current.expiresAt > at && current.owner !== owner) throw new LeaseHeldError(logId, current.expiresAt)
+      if (closed?.has(holder)) throw closedError()
+      if (current && current.expiresAt > at && current.owner !== owner && !dead(current)) {
+        throw new LeaseHeldError(logId, current.expiresAt)
+      }
       // From the data set's one counter: greater than every fence before, of any session.
-      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl) }
+      const next = { owner, fence: ++data.fences.last, expiresAt: timeAfter(at, ttl), instance: holder }
       data.leases.set(logId, next)
       return { logId, owner, fence: next.fence, expiresAt: next.expiresAt }
     },
@@ -201,8 +215,21 @@ function memoryLeases(data: MemoryData, limits: StoreLimits, now: () => number):
       // Nothing stays behind: the fences' counter is global.
       data.leases.delete(lease.logId)
     },
+    async orphans(limit) {
+      const max = checkCount(limit, "orphans' limit")
+      await tick()
+      const at = now()
+      const ids = [...data.leases].filter(([, lease]) => lease.expiresAt > at && dead(lease)).map(([logId]) => logId)
+      return ids.sort(compareCodePoints).slice(0, max)
+    },
   }
 }
+
+/** Holder ids of memory store instances, unique in the process. */
+let lastHolder = 0
+
+const closedError = () =>
+  new HarnessError('INVALID_ARGUMENT', 'This memory store instance was closed: its leases are orphans now. Open a new instance.')
 
 /** Wakeups in the data set, one per session: due and claim read them in `compareWakeups` order. */
 function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number): WakeupStore {

@@ -5,12 +5,15 @@
  */
 import { type Clock, HarnessError, isHarnessError, type StoreLimits, type StoreRetryOptions, withRetry } from '@tanstack/ai-harness/store'
 import type { Driver } from './driver-types.js'
+import type { Liveness } from './liveness.js'
 import type { Statements, TableNames } from './sql.js'
 
 export interface StoreContext {
   readonly driver: Driver
   readonly sql: Statements
   readonly limits: StoreLimits
+  /** This instance as a lease holder: its holder id, and whether it can still prove it is alive. */
+  readonly liveness: Liveness
   /**
    * The time parameter of the lease and wakeup statements: the injected clock's time
    * in whole ms, or null, which makes the statement read the server's clock.
@@ -30,6 +33,7 @@ export function createContext(options: {
   sql: Statements
   names: TableNames
   limits: StoreLimits
+  liveness: Liveness
   clock: Clock | undefined
   retry: StoreRetryOptions | undefined
   isTransient: (error: unknown) => boolean
@@ -52,6 +56,7 @@ export function createContext(options: {
     driver: options.driver,
     sql: options.sql,
     limits: options.limits,
+    liveness: options.liveness,
     clockParam() {
       if (!clock) return null
       const now = clock.now()

@@ -68,6 +68,12 @@ export interface Driver extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Ends the pool or client, or closes the PGlite instance. */
   close(): Promise<void>
+  /**
+   * Prepares these statements now, where preparing is dear (PGlite: a cold PREPARE costs
+   * 100–250 ms), so a process that just opened the store and takes over a dead one's
+   * sessions does not pay it on the way. Best effort.
+   */
+  warm?(texts: readonly string[]): Promise<void>
 }
 
 export interface DriverOptions {

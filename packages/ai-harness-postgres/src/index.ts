@@ -12,7 +12,10 @@ import {
   type WakeupStore,
 } from '@tanstack/ai-harness/store'
 import { createContext } from './context.js'
+import { type DataDirLock, fileDataDirOf, lockDataDir } from './data-dir-lock.js'
+import { isPGlite } from './driver-types.js'
 import { createDriver } from './driver.js'
+import { createLiveness } from './liveness.js'
 import { leaseStore } from './leases.js'
 import { logOperations } from './log.js'
 import { runMigrations, type SchemaStatus, schemaStatus } from './migrations.js'
@@ -24,6 +27,7 @@ import { sessionListStore, wakeupStore } from './wakeups.js'
 export type { PostgresClient, PgPoolLike, PgPoolClientLike, PgClientLike, PGliteLike } from './driver-types.js'
 export type { SchemaStatus } from './migrations.js'
 export { isTransientPostgresError } from './transient.js'
+export { DATA_DIR_LOCK_FILE, type DataDirLock, DataDirLockedError, lockDataDir } from './data-dir-lock.js'
 export { DeadlineExceededError } from './pg-driver.js'
 export {
   POSTGRES_DEFAULT_LIMITS,
@@ -34,7 +38,8 @@ export {
 
 /** The store, plus what only a SQL store has: schema management and a raw dump. */
 export interface PostgresStore extends HarnessStore {
-  readonly leases: LeaseStore
+  /** Leases, with liveness: `orphans` lists the sessions of dead holders (see the README). */
+  readonly leases: LeaseStore & Required<Pick<LeaseStore, 'orphans'>>
   readonly wakeups: WakeupStore
   readonly sessions: SessionListStore
   /** The database server's time in ms since the epoch (the injected clock's, when one was given). */
@@ -66,14 +71,20 @@ export interface PostgresStore extends HarnessStore {
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   checkOptions(options)
   const names = tableNames(options.schema ?? 'public', options.tablePrefix ?? 'harness_')
-  const sql = statements(names)
-  const driver = createDriver(options.client, { timeoutMs: options.timeoutMs ?? POSTGRES_DEFAULT_TIMEOUT_MS })
+  const enabled = options.liveness ?? true
+  // Taken first: a second process on the folder is refused before it runs a statement.
+  const folderLock = enabled ? lockPGliteFolder(options.client) : undefined
+  const timeoutMs = options.timeoutMs ?? POSTGRES_DEFAULT_TIMEOUT_MS
+  const liveness = createLiveness(options.client, enabled, timeoutMs)
+  const sql = statements(names, liveness.kind)
+  const driver = createDriver(options.client, { timeoutMs })
   const limits: StoreLimits = { ...POSTGRES_DEFAULT_LIMITS, ...definedOnly(options.limits) }
   const ctx = createContext({
     driver,
     sql,
     names,
     limits,
+    liveness,
     clock: options.clock,
     retry: options.retry,
     isTransient: options.retry?.isTransient ?? isTransientPostgresError,
@@ -96,7 +107,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       return Number(row?.now)
     },
 
-    migrate: () => ctx.run('migrate', () => runMigrations(driver, names, sql)),
+    async migrate() {
+      const applied = await ctx.run('migrate', () => runMigrations(driver, names, sql))
+      // Called once at start-up: prepare the statements now, not in a takeover's first steps.
+      await driver.warm?.(Object.values(sql).filter((text): text is string => typeof text === 'string' && text.includes('$1')))
+      return applied
+    },
     schemaStatus: () => ctx.run('schemaStatus', () => schemaStatus(driver, names, sql)),
 
     async dump() {
@@ -109,8 +125,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     },
 
     async close() {
-      if (closed || !options.closeClient) return
+      if (closed) return
       closed = true
+      // Ends this holder first: its leases become orphans that the next instance takes at once.
+      await liveness.close().catch(() => {})
+      folderLock?.release()
+      if (!options.closeClient) return
       try {
         await driver.close()
       } catch (error) {
@@ -122,6 +142,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       }
     },
   }
+}
+
+/** The data folder of a file-backed PGlite, locked for this process; undefined for any other client. */
+function lockPGliteFolder(client: PostgresStoreOptions['client']): DataDirLock | undefined {
+  if (!isPGlite(client)) return undefined
+  const dir = fileDataDirOf((client as { dataDir?: string }).dataDir)
+  return dir === undefined ? undefined : lockDataDir(dir)
 }
 
 /** `{ maxRecordBytes: undefined }` keeps the default instead of erasing it. */

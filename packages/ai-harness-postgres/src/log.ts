@@ -19,6 +19,7 @@ import {
 } from '@tanstack/ai-harness/store'
 import { sqlLimit } from './sql-arguments.js'
 import { type StoreContext, sqlStateOf } from './context.js'
+import { lostLiveness } from './leases.js'
 
 /**
  * Rounds of `delete` after the first before it gives up for this try: each round can only
@@ -69,6 +70,7 @@ export function logOperations(ctx: StoreContext): LogOperations {
       assertLogId(logId, limits)
       assertExpectedSeq(expectedSeq)
       const lease = options?.lease === undefined ? undefined : checkLease(options.lease, limits, 'append lease')
+      if (lease && ctx.liveness.lost(lease.fence)) throw lostLiveness(logId)
       // Every limit is checked before the database sees a byte.
       const batch = prepareBatch(records, limits)
       if (batch.json.length === 0) return { nextSeq: expectedSeq }

@@ -63,6 +63,15 @@ export const migrations: readonly Migration[] = [
       `DROP TABLE ${t.logs}`,
     ],
   },
+  {
+    version: 3,
+    name: 'the holder of each lease, for liveness',
+    statements: (t) => [
+      // The liveness key of the store instance that took the lease (see liveness.ts); null:
+      // a holder whose liveness nobody can see, whose lease ends only by expiry or release.
+      `ALTER TABLE ${t.leases} ADD COLUMN IF NOT EXISTS holder integer`,
+    ],
+  },
 ]
 
 /** The bookkeeping table; created before any step, so it is not a step itself. */

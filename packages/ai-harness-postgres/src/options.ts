@@ -61,9 +61,20 @@ export interface PostgresStoreOptions {
   timeoutMs?: number
   /** End the pool/client or close PGlite on `close()`. Default false: the app owns its client. */
   closeClient?: boolean
+  /**
+   * Whether this instance proves to the others that it is alive, so that when it dies its
+   * sessions are taken over at once instead of at lease expiry. Default true. On `pg` it
+   * keeps one connection per pool (outside it, shared by the store objects on that pool)
+   * with an advisory lock on it; on a file-backed PGlite it holds the data folder for the
+   * life of the store (a second process gets `STORE_LOCKED`). Set false to open no extra
+   * connection (behind a pooler in transaction mode, where a session-level lock would not
+   * stay with this process) or to share a PGlite across browser tabs; its leases then end
+   * by expiry or release only.
+   */
+  liveness?: boolean
 }
 
-const OPTION_NAMES = ['client', 'schema', 'tablePrefix', 'clock', 'limits', 'retry', 'timeoutMs', 'closeClient'] as const
+const OPTION_NAMES = ['client', 'schema', 'tablePrefix', 'clock', 'limits', 'retry', 'timeoutMs', 'closeClient', 'liveness'] as const
 const checks: OptionChecks = optionChecks('postgresStore')
 
 function checkClient(client: unknown): void {
@@ -108,7 +119,7 @@ export function checkOptions(options: unknown): asserts options is PostgresStore
   checkLimits(given.limits)
   checkRetryOptions('postgresStore', given.retry)
   checks.timeoutMs('timeoutMs', given.timeoutMs)
-  if (given.closeClient !== undefined && typeof given.closeClient !== 'boolean') {
-    checks.invalid('closeClient', 'true or false', given.closeClient)
+  for (const name of ['closeClient', 'liveness'] as const) {
+    if (given[name] !== undefined && typeof given[name] !== 'boolean') checks.invalid(name, 'true or false', given[name])
   }
 }

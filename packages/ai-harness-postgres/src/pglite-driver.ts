@@ -101,5 +101,8 @@ export function pgliteDriver(db: PGliteLike): Driver {
         fn({ query: async (text, values) => (await tx.query(text, values === undefined ? undefined : [...values])).rows as Row[] }),
       ),
     close: () => db.close(),
+    async warm(texts) {
+      for (const text of texts) await Promise.resolve(prepare(nameOf(text), text)).catch(() => {})
+    },
   }
 }

@@ -110,9 +110,33 @@ WHERE ${fenced ? `${lease} AND ` : ''}${predecessor}
 RETURNING seq`
 }
 
+/**
+ * How a store tells a dead holder from a live one (see `liveness.ts`):
+ * - `locks` (pg): each live holder keeps a session-level advisory lock (class
+ *   {@link LIVENESS_LOCK_CLASS}, key = its holder id) on a connection of its own; the
+ *   server frees it when that connection ends, so a holder whose lock is free is dead.
+ * - `list` (PGlite): the process holds the data folder, so the live holders are exactly
+ *   the open store instances of this process, passed in as a parameter.
+ * - `none`: nobody is provably dead; leases end by expiry or release.
+ */
+export type LivenessKind = 'locks' | 'list' | 'none'
+
+/** Class id of the liveness advisory locks ('AHLV'). */
+export const LIVENESS_LOCK_CLASS = 0x41484c56
+
+/** True when the holder of the lease row `l` is provably dead. `live` is the parameter of the live holders (kind `list`). */
+function deadHolder(kind: LivenessKind, live: string): string {
+  if (kind === 'none') return 'false'
+  if (kind === 'list') return `(l.holder IS NOT NULL AND NOT (l.holder = ANY(${live}::int[])))`
+  return `(l.holder IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM pg_locks k
+    WHERE k.locktype = 'advisory' AND k.granted AND k.classid = ${LIVENESS_LOCK_CLASS}::oid AND k.objid = l.holder::oid
+      AND k.objsubid = 2 AND k.database = (SELECT oid FROM pg_database WHERE datname = current_database())))`
+}
+
 // long: the SQL text of every statement, one entry each: split, the schema would be read in pieces
 /** The statements of one store. Parameters are numbered as the comment above each says. */
-export function statements(t: TableNames) {
+export function statements(t: TableNames, liveness: LivenessKind = 'locks') {
   return {
     // ---- log ------------------------------------------------------------------
 
@@ -163,19 +187,31 @@ SELECT count(*) AS deleted FROM gone`,
     // ---- leases ---------------------------------------------------------------
 
     /**
-     * $1 log id, $2 owner, $3 now (null: the server's), $4 ttl. Takes the lease when it is
-     * free, expired or the caller's own. The fence comes from the store-wide sequence,
-     * drawn after the row lock is taken when the lease changes hands, so a later lease
-     * always has a greater fence, also across `release` and `delete`. No row back:
+     * $1 log id, $2 owner, $3 now (null: the server's), $4 ttl, $5 the caller's holder id
+     * (null: none), and for `list` liveness $6 the live holders. Takes the lease when it is
+     * free, expired, the caller's own, or held by a dead holder. The fence comes from the
+     * store-wide sequence, drawn after the row lock is taken when the lease changes hands,
+     * so a later lease always has a greater fence, also across `release` and `delete`;
+     * that greater fence is what makes a dead holder's fenced appends fail. No row back:
      * another owner holds it.
      */
     acquireLease: `
-INSERT INTO ${t.leases} AS l (log_id, owner, fence, expires_at)
-VALUES ($1::text, $2::text, nextval('${t.fences}'), ${later(now('$3'), '$4')})
+INSERT INTO ${t.leases} AS l (log_id, owner, fence, expires_at, holder)
+VALUES ($1::text, $2::text, nextval('${t.fences}'), ${later(now('$3'), '$4')}, $5::int)
 ON CONFLICT (log_id) DO UPDATE
-SET owner = excluded.owner, fence = nextval('${t.fences}'), expires_at = excluded.expires_at
-WHERE l.expires_at <= ${now('$3')} OR l.owner = excluded.owner
+SET owner = excluded.owner, fence = nextval('${t.fences}'), expires_at = excluded.expires_at, holder = excluded.holder
+WHERE l.expires_at <= ${now('$3')} OR l.owner = excluded.owner OR ${deadHolder(liveness, '$6')}
 RETURNING fence, expires_at`,
+
+    /**
+     * Unexpired leases of dead holders, in id order. $1 now (null: the server's), $2 limit,
+     * and for `list` liveness $3 the live holders.
+     */
+    orphanLeases: `
+SELECT l.log_id FROM ${t.leases} AS l
+WHERE l.expires_at > ${now('$1')} AND ${deadHolder(liveness, '$3')}
+ORDER BY l.log_id
+LIMIT $2::bigint`,
 
     /** For the LEASE_HELD message only. $1 log id. */
     leaseExpiry: `SELECT expires_at FROM ${t.leases} WHERE log_id = $1::text`,

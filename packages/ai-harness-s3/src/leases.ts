@@ -10,6 +10,7 @@ import {
   LeaseLostError,
   type LeaseStore,
   type StoreLimits,
+  EXPIRY_ONLY_LEASE_MS,
 } from '@tanstack/ai-harness/store'
 import type { KeyLayout } from './keys.js'
 import type { ObjectIO, StoredText } from './objects.js'
@@ -61,6 +62,8 @@ export function leaseStore(
     state?.held === true && state.fence === lease.fence && state.owner === lease.owner
 
   return {
+    // Expiry is all this store has: a short lease, safe within the clock skew it assumes.
+    defaultLeaseMs: EXPIRY_ONLY_LEASE_MS,
     async acquire(logId, owner, ttlMs) {
       assertLogId(logId, limits)
       checkOwner(owner)

@@ -31,5 +31,8 @@ runConformance({
   },
   ...s3NamespaceData(admin, target.bucket, prefixOf),
   faults: true,
-  skip: { fencing: 'an append is one conditional PUT of the batch object; S3 cannot also check the lease object in the same write' },
+  skip: {
+    fencing: 'an append is one conditional PUT of the batch object; S3 cannot also check the lease object in the same write',
+    orphans: 'S3 has no signal that a holder died (no connection, no session): leases end by expiry (10 s by default) or release',
+  },
 })

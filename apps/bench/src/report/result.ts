@@ -102,8 +102,26 @@ export interface BenchResult {
   throughput: ThroughputRow[]
   hosts: HostsRow[]
   peers: PeerRow[]
+  /** Section 6, recovery latency; absent in results written before it existed. */
+  takeover?: TakeoverRow[]
   /** Sections or stores that failed, with the error; a run reports them rather than stopping. */
   failures: Array<{ section: string; store?: string; error: string }>
+}
+
+/** Section 6: from SIGKILL of the driving process to the first step of the resumed turn in another process. */
+export interface TakeoverRow {
+  store: StoreName
+  /** A worker process already up when the driver died, or the killed process's slot started again after it. */
+  scenario: 'running worker' | 'restarted slot'
+  afterKillMs: number
+  /** Restarted slot: the part after its store was open (its own start left out). */
+  afterReadyMs: number | null
+  /** The default lease on this store: what a takeover waited before liveness, and still waits on DynamoDB and S3. */
+  leaseMs: number
+  /** afterKillMs / leaseMs. */
+  ofLease: number | null
+  /** What it should stay under: 1 s where the store proves the dead host dead, else one lease. */
+  goalMs: number
 }
 
 /** Section 2, derived: how time and memory grow from one size to the next. */

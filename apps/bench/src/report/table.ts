@@ -1,4 +1,4 @@
-import type { BenchResult, Timing } from './result.js'
+import type { BenchResult, TakeoverRow, Timing } from './result.js'
 
 /** Renders a result as Markdown tables: what `pnpm bench` prints and the README shows. */
 export function renderTables(result: BenchResult): string {
@@ -141,6 +141,8 @@ export function renderTables(result: BenchResult): string {
     ),
   )
 
+  out.push(...takeoverTable(result.takeover ?? []))
+
   if (result.failures.length > 0) {
     out.push('', '### Failures', '')
     out.push(
@@ -161,3 +163,25 @@ function table(head: string[], rows: string[][]): string {
 const fixed = (value: number, digits = 3) => (Number.isFinite(value) ? value.toFixed(digits) : '—')
 const ms = (t: Timing) => `${fixed(t.medianMs)} (${fixed(t.p90Ms)})`
 const x = (value: number | null) => (value === null ? '—' : `${value.toFixed(2)}×`)
+
+/** Section 6, when it ran. */
+function takeoverTable(rows: readonly TakeoverRow[]): string[] {
+  if (rows.length === 0) return []
+  return [
+    '',
+    '### 6. Recovery latency: SIGKILL of the driving process to the first step of the resumed turn in another process',
+    '',
+    table(
+      ['store', 'resumed by', 'after the kill', 'of it, after the store was open', 'default lease', 'of a lease', 'goal'],
+      rows.map((r) => [
+        r.store,
+        r.scenario,
+        `${r.afterKillMs} ms`,
+        r.afterReadyMs === null ? '—' : `${r.afterReadyMs} ms`,
+        `${r.leaseMs / 1000} s`,
+        x(r.ofLease),
+        `< ${r.goalMs} ms`,
+      ]),
+    ),
+  ]
+}

@@ -24,7 +24,7 @@ export async function logCommand(sessionId: string, flags: LogFlags): Promise<nu
   if (store.kind === 'pglite' && !existsSync(store.path)) {
     throw new CliError(ExitCode.NotFound, `No session ${JSON.stringify(sessionId)}: no run has used ${store.path} yet.`)
   }
-  const lock = store.kind === 'pglite' ? lockDataDir(resolve(flags.dataDir)) : undefined
+  const lock = store.kind === 'pglite' ? await lockDataDir(resolve(flags.dataDir)) : undefined
   let entries: LogEntry[]
   try {
     entries = await readSession(store, sessionId)

@@ -72,7 +72,7 @@ export async function runCommand(flags: RunFlags): Promise<number> {
     `crash: ${flags.crash === 'none' ? 'none' : `${flags.crash} (SIGKILL${store.kind === 'memory' ? ', simulated in-process for the memory store' : ''})`}`,
   )
 
-  const lock = store.kind === 'pglite' ? lockDataDir(dataDir) : undefined
+  const lock = store.kind === 'pglite' ? await lockDataDir(dataDir) : undefined
   try {
     const { story, entries } = flags.ask
       ? store.kind === 'memory'
@@ -119,6 +119,7 @@ async function childStory(
     const story = { crash: undefined, placedBy: first.pid, resumedBy: undefined, neededRecovery: false, answer: first.outcome.answer }
     return { story, entries: first.outcome.entries, parked: first.outcome.parked }
   }
+  const killedAt = Date.now()
   progress(`killed process 1 (pid ${first.pid}) with ${first.signal}: ${first.report.detail}`)
   const second = await runChild({ ...job, store, mode: 'resume', crash: 'none' }, (pid) =>
     progress(`process 2 (pid ${pid}) reopens session ${job.sessionId} and recovers it from the log`),
@@ -130,6 +131,7 @@ async function childStory(
     resumedBy: second.pid,
     neededRecovery: second.outcome.neededRecovery,
     answer: second.outcome.answer,
+    takeover: { afterKillMs: second.outcome.openedAt - killedAt, leaseWaitMs: second.outcome.leaseWaitMs },
   }
   // The last process read the log back from the store before it exited; PGlite is one
   // process's database, so reading it from here would cost another start of it.

@@ -13,6 +13,12 @@ export interface Story {
   resumedBy: number | undefined
   /** The resuming process found the last turn cut. */
   neededRecovery: boolean
+  /**
+   * When a second process resumed: how long after the kill it had the session open (its
+   * start and its store's start included), and how much of that it waited for the dead
+   * process's lease (0 where the store proves the dead process dead).
+   */
+  takeover?: { afterKillMs: number; leaseWaitMs: number }
   answer: string
 }
 
@@ -54,6 +60,7 @@ export function printRunSummary(report: RunReport, config: StoreConfig): string 
     out.push(
       `  3. ${who(story.resumedBy, story)} reopened the session, ${story.neededRecovery ? 'found its last turn cut, and resumed it from the log' : 'found nothing to resume'}`,
     )
+    if (story.takeover) out.push(`     takeover: ${takeoverText(story.takeover)}`)
   } else {
     out.push('  2. no crash was asked for (--crash none): the turn ran to the end')
   }
@@ -92,6 +99,14 @@ export function printRunSummary(report: RunReport, config: StoreConfig): string 
       : `Print it again: checkout log ${report.sessionId}${storeFlags(config, report.dataDir)}`
   out.push('', again, `Took ${(report.durationMs / 1000).toFixed(1)} s`, '')
   return out.join('\n')
+}
+
+function takeoverText({ afterKillMs, leaseWaitMs }: NonNullable<Story['takeover']>): string {
+  const lease =
+    leaseWaitMs === 0
+      ? "no wait for process 1's lease (the store proved process 1 dead)"
+      : `${leaseWaitMs} ms of it waiting for process 1's lease to run out`
+  return `the session was open ${afterKillMs} ms after the kill, process 2's start included; ${lease}`
 }
 
 function who(pid: number | undefined, story: Story): string {

@@ -9,8 +9,10 @@ import { Mailer } from '../services/mailer.js'
 import { type CrashPoint, type OnCrashPoint, watchStore } from './crash-points.js'
 
 /**
- * The host id of every checkout process, as the log shows it. A lease belongs to one
- * process, not to the id: process 2 waits for the lease of the process it replaces.
+ * The host id of every checkout process, as the log shows it: one process slot, run
+ * again after a crash. A lease belongs to one process, not to the id; on PGlite and
+ * PostgreSQL process 2 takes the session of the dead process 1 at once (the store proves
+ * process 1 dead), on DynamoDB and S3 it waits for process 1's lease to run out.
  */
 export const HOST_ID = 'checkout-cli'
 
@@ -40,6 +42,10 @@ export interface SessionOutcome {
   entries: LogEntry[]
   /** The turn parked: it waits for a person's answer (`--ask`). */
   parked: boolean
+  /** When this process had the session open (its lease taken), in ms since the epoch. */
+  openedAt: number
+  /** How long it waited for another process's lease to run out before that. */
+  leaseWaitMs: number
 }
 
 /**
@@ -71,12 +77,16 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
     throw usageError(`Session ${job.sessionId} already exists. Print it with: checkout log ${job.sessionId}; or pick another --session.`)
   }
   let session: Awaited<ReturnType<typeof host.open>>
+  const waitFrom = Date.now()
   try {
     session = await openWhenFree(host, job, progress)
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) throw new CliError(ExitCode.Failed, messageOf(error), { cause: error })
     throw error
   }
+  const openedAt = Date.now()
+  const leaseWaitMs = leaseWaits.get(session) ?? 0
+  if (job.mode === 'resume') progress(`session open ${openedAt - waitFrom} ms after this process asked for it`)
   const neededRecovery = session.needsRecovery
   try {
     let stream: AsyncIterable<StreamChunk>
@@ -95,7 +105,7 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
     }
     const seen = await follow(stream, progress, names)
     if (session.status === 'parked') progress(`the turn waits for a person: ${session.parked?.reason ?? 'a question'}`)
-    return { neededRecovery, ...seen, entries: await session.entries(), parked: session.status === 'parked' }
+    return { neededRecovery, ...seen, entries: await session.entries(), parked: session.status === 'parked', openedAt, leaseWaitMs }
   } finally {
     await session.close()
   }
@@ -142,21 +152,30 @@ async function follow(
 
 const clip = (text: string, max = 160) => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
+/** How long each opened session waited for another process's lease. */
+const leaseWaits = new WeakMap<object, number>()
+
 /**
- * Opens the session. The process that resumes waits for the lease of the process it
- * replaces to run out: the harness cannot know that process 1 is dead (a live one would
- * still be driving the session), so it lets nobody in before the lease expires.
+ * Opens the session. On PGlite and PostgreSQL the store proves process 1 dead (its folder
+ * lock, its liveness connection), so the open takes its lease at once. On DynamoDB and S3
+ * nothing can tell a dead process from a slow one, so the process that resumes waits for
+ * the lease of the process it replaces to run out.
  */
 async function openWhenFree(host: ReturnType<typeof createHost>, job: SessionJob, progress: Progress) {
   const giveUpAt = Date.now() + 2 * job.leaseMs + 1_000
+  let waited = 0
   for (;;) {
     try {
-      return await host.open({ sessionId: job.sessionId })
+      const session = await host.open({ sessionId: job.sessionId })
+      leaseWaits.set(session, waited)
+      return session
     } catch (error) {
       if (job.mode !== 'resume' || !isHarnessError(error, 'LEASE_HELD') || Date.now() > giveUpAt) throw error
       const until = (error as LeaseHeldError).expiresAt ?? Date.now() + 250
       progress(`the session is still leased by process 1 until ${new Date(until).toISOString()}; waiting for the lease to run out`)
-      await new Promise((resolve) => setTimeout(resolve, Math.max(50, until - Date.now() + 50)))
+      const pause = Math.max(50, until - Date.now() + 50)
+      await new Promise((resolve) => setTimeout(resolve, pause))
+      waited += pause
     }
   }
 }

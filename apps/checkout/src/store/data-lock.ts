@@ -1,5 +1,3 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { CliError, ExitCode } from '../exit-codes.js'
 
 /** A held lock on a data folder. */
@@ -8,39 +6,23 @@ export interface DataLock {
 }
 
 /**
- * Takes the data folder for this process. PGlite is one process's database: two
- * processes that open one folder at once corrupt it. The lock file holds the owner's
- * pid; a lock whose owner is gone (killed, crashed) is taken over.
+ * Takes the data folder for this run, with the PostgreSQL package's folder lock (the one
+ * `postgresStore` takes on a PGlite folder): two runs at once on one folder would mix
+ * their ledgers and their PGlite. A lock whose process is gone is taken over. Imported
+ * only when the PGlite store is chosen.
  */
-export function lockDataDir(dataDir: string): DataLock {
-  mkdirSync(dataDir, { recursive: true })
-  const path = join(dataDir, 'checkout.lock')
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' })
-      return { release: () => rmSync(path, { force: true }) }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const owner = Number(readFileSync(path, 'utf8'))
-      if (isAlive(owner)) {
-        throw new CliError(
-          ExitCode.StoreUnreachable,
-          `Another checkout process (pid ${owner}) is using ${dataDir}. Wait for it to finish, or pass another --data-dir.`,
-        )
-      }
-      rmSync(path, { force: true })
-    }
-  }
-  throw new CliError(ExitCode.StoreUnreachable, `Could not lock ${dataDir}: another process keeps taking it.`)
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false
+export async function lockDataDir(dataDir: string): Promise<DataLock> {
+  const { DataDirLockedError, lockDataDir: lock } = await import('@tanstack/ai-harness-postgres')
   try {
-    process.kill(pid, 0)
-    return true
+    return lock(dataDir)
   } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if (error instanceof DataDirLockedError) {
+      throw new CliError(
+        ExitCode.StoreUnreachable,
+        `Another checkout process (pid ${error.pid}) is using ${error.dataDir}. Wait for it to finish, or pass another --data-dir.`,
+        { cause: error },
+      )
+    }
+    throw error
   }
 }

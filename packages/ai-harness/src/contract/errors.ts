@@ -32,6 +32,7 @@ export type HarnessErrorCode =
   | 'SESSION_BUSY'
   | 'SESSION_CORRUPT'
   | 'STORE_UNAVAILABLE'
+  | 'STORE_LOCKED'
   | 'CAPABILITY_MISSING'
   | 'STREAM_NOT_FOUND'
   | 'STREAM_CLOSED'

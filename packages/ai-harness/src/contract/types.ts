@@ -96,7 +96,8 @@ export interface Lease {
 /**
  * Which host drives a session now.
  *
- * - `acquire` succeeds when nobody holds a live lease (or the same owner does) and
+ * - `acquire` succeeds when nobody holds a live lease (or the same owner does, or the
+ *   holder is provably dead, on a store with {@link LeaseStore.orphans}) and
  *   returns a lease with a strictly greater fence than any earlier lease of that
  *   session, also across `delete`; it throws `LEASE_HELD` at once when another owner
  *   holds a live lease. Owners are compared as exact strings: the harness makes each
@@ -111,6 +112,29 @@ export interface LeaseStore {
   acquire(logId: string, owner: string, ttlMs: number): Promise<Lease>
   renew(lease: Lease, ttlMs: number): Promise<Lease>
   release(lease: Lease): Promise<void>
+  /**
+   * Optional: **liveness.** Sessions whose lease is still unexpired but held by a holder
+   * the store can prove dead, at most `limit` of them, in code point order. It changes
+   * nothing. A store that has it records, with each lease, its holder: the store
+   * instance that took it. A holder dies when its process ends, when it loses what
+   * proves it alive (the PostgreSQL store's liveness connection), or when its `close()`
+   * is called; a holder that is only slow or unreachable is not dead.
+   *
+   * A store with `orphans` also lets `acquire` take such a lease at once, with a greater
+   * fence, as after expiry; the new fence makes the dead holder's fenced appends, renews
+   * and releases fail with `LEASE_LOST`, so a holder wrongly thought dead still writes
+   * nothing. A worker calls it on every poll to resume those sessions without waiting
+   * for their leases to expire. Never list a lease whose holder may be alive: the
+   * conformance cases `lease.orphans.*` check both sides. Without it, leases end only by
+   * expiry or release, as before.
+   */
+  orphans?(limit: number): Promise<string[]>
+  /**
+   * Optional: the lease length the store suggests when the host sets no `leaseMs`, in
+   * ms: how soon a dead host's sessions come back on a store that can only wait for
+   * expiry. Default (absent): the host's 30 s.
+   */
+  readonly defaultLeaseMs?: number
 }
 
 /** A session that someone must look at, no earlier than `at`. */

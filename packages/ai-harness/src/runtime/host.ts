@@ -14,16 +14,20 @@ import { type GuardedStore, guardStore } from './store-boundary.js'
 import { driveHere } from './drive-here.js'
 import { type SubmitOptions, type SubmitResult, submitInput } from './submit-input.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
+import { otelApi } from './tracing.js'
 
 export interface HostOptions extends TimingOptions {
   store: HarnessStore
   /** The harnesses this host can run, by name. */
   harnesses: Harness | Harness[]
   /**
-   * Names this host in the log (the `host` of turn records). Leases belong to the host
-   * object, not to the id: a second process with the same id (or a restarted one while
-   * the old lease lasts) gets `LEASE_HELD` like any other host, until that lease is
-   * released or expires. Default: random.
+   * Names this host in the log (the `host` of turn records). Give each process slot a
+   * stable one (the pod name, the systemd instance) so logs and leases say which slot
+   * drove what. Leases belong to the host object, not to the id: a second process with
+   * the same id gets `LEASE_HELD` like any other host while the first one lives. When the
+   * first one died, a store that can prove it (`leases.orphans`: PostgreSQL, PGlite)
+   * hands its sessions over at once, to this process or any worker; other stores wait
+   * for the lease to expire. Default: random.
    */
   hostId?: string
   clock?: Clock
@@ -131,12 +135,15 @@ export function createHost(options: HostOptions): Host {
 }
 
 export function createHostInternals(options: HostOptions): HostInternals {
+  // The optional tracing API loads now, while the process starts, not on the way of the first turn it resumes.
+  void otelApi()
   const harnesses = [options.harnesses].flat()
   const hostId = options.hostId ?? `host-${crypto.randomUUID()}`
   // The lease owner names this host object, so two processes with one hostId never share a lease.
   const owner = `${hostId}#${crypto.randomUUID()}`
   const clock = options.clock ?? systemClock
-  const timings = resolveTimings(options)
+  // A store that can only wait for expiry may suggest a shorter lease than the host's default.
+  const timings = resolveTimings({ ...options, leaseMs: options.leaseMs ?? options.store?.leases?.defaultLeaseMs })
   const store = guardStore(options.store, { timeoutMs: timings.storeTimeoutMs, clock })
   const open = new Set<Session>()
   const driving = new Set<string>()

@@ -96,6 +96,12 @@ class DeadlineCalls {
 
 const about = (logId: string | undefined) => (logId === undefined ? '' : ` for session ${JSON.stringify(logId)}`)
 
+/** The store's `leases.orphans`, called on its lease store; only for a store that has it. */
+const orphansOf =
+  (store: HarnessStore) =>
+  (limit: number): Promise<string[]> =>
+    store.leases?.orphans?.(limit) ?? Promise.resolve([])
+
 export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): GuardedStore {
   if ((store as Partial<GuardedStore>).inFlightSince && (store as GuardedStore).inner) return store as GuardedStore
   const calls = new DeadlineCalls(store, options)
@@ -105,6 +111,8 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
     acquire: (logId, owner, ttlMs) => call('leases.acquire', logId, () => store.leases!.acquire(logId, owner, ttlMs), true),
     renew: (lease: Lease, ttlMs) => call('leases.renew', lease.logId, () => store.leases!.renew(lease, ttlMs)),
     release: (lease: Lease) => call('leases.release', lease.logId, () => store.leases!.release(lease)),
+    ...(store.leases.orphans && { orphans: (limit: number) => call('leases.orphans', undefined, () => orphansOf(store)(limit)) }),
+    ...(store.leases.defaultLeaseMs !== undefined && { defaultLeaseMs: store.leases.defaultLeaseMs }),
   }
   const wakeups: WakeupStore | undefined = store.wakeups && {
     schedule: (logId, at) => call('wakeups.schedule', logId, () => store.wakeups!.schedule(logId, at), true),

@@ -3,7 +3,11 @@ import { MAX_TIMER_MS } from '../store/option-checks.js'
 
 /** How long a host waits for things, and how often it renews. */
 export interface TimingOptions {
-  /** How long a lease lasts before another host may take the session over. Default 30 s. */
+  /**
+   * How long a lease lasts before another host may take the session over. Default: the
+   * store's `leases.defaultLeaseMs` (DynamoDB and S3: 10 s), else 30 s. On a store that
+   * proves a dead host dead (PostgreSQL, PGlite) a crash does not wait for it.
+   */
   leaseMs?: number
   /**
    * The deadline of every store call the runtime makes (append, read, lease, wakeup).

@@ -22,6 +22,13 @@ export interface WorkerOptions extends TimingOptions {
   pollMs?: number
   /** How long a claimed wakeup stays hidden from other workers. Default 60 s. */
   holdMs?: number
+  /**
+   * Time between looks for the sessions of dead hosts when `start()`ed, on a store that
+   * can prove a host dead (`leases.orphans`: PostgreSQL, PGlite, memory). Such a session
+   * is resumed at once instead of at its lease's expiry. Default 250 ms; each `poll()`
+   * looks too.
+   */
+  orphanPollMs?: number
   /** Called with each chunk of the turns the worker resumes, e.g. to forward them. */
   onChunk?: (sessionId: string, chunk: StreamChunk) => void
   /** Called when resuming a session fails; the wakeup comes back after `holdMs`. */
@@ -62,21 +69,34 @@ export function createWorker(options: WorkerOptions): Worker {
   const wakeups = guarded.wakeups!
   const batchSize = options.batchSize ?? 10
   const holdMs = options.holdMs ?? 60_000
+  const orphans = guarded.leases?.orphans
   let timer: NodeJS.Timeout | undefined
+  let orphanTimer: NodeJS.Timeout | undefined
   let current: Promise<unknown> = Promise.resolve()
+  let currentOrphans: Promise<unknown> = Promise.resolve()
   let stopping = false
+  /** Sessions this worker drives now: a claimed wakeup and an orphan of one session are driven once. */
+  const driving = new Set<string>()
 
-  const drive = (sessionId: string, result: PollResult) =>
-    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
+  const drive = async (sessionId: string, result: PollResult) => {
+    if (driving.has(sessionId)) return
+    driving.add(sessionId)
+    try {
+      await driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
+    } finally {
+      driving.delete(sessionId)
+    }
+  }
+  const recoverOrphans = (result: PollResult) => driveOrphans(orphans, batchSize, (sessionId) => drive(sessionId, result))
 
   const worker: Worker = {
     workerId,
     poll: () =>
       tracePoll(workerId, async (span) => {
-        const result: PollResult = { resumed: [], busy: [], idle: [], failed: [] }
+        const result = emptyResult()
         const claimed = await wakeups.claim(batchSize, holdMs)
-        await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result)))
-        span.set(pollAttributes(claimed.length, result))
+        const [, orphaned] = await Promise.all([Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))), recoverOrphans(result)])
+        span.set(pollAttributes(claimed.length + orphaned, result))
         return result
       }),
     start() {
@@ -90,18 +110,42 @@ export function createWorker(options: WorkerOptions): Worker {
             if (!stopping) timer = setTimeout(tick, options.pollMs ?? 1_000)
           })
       }
+      const orphanTick = () => {
+        currentOrphans = recoverOrphans(emptyResult())
+          .catch((error: unknown) => options.onError?.('*', error))
+          .finally(() => {
+            if (!stopping) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
+          })
+      }
       tick()
+      if (orphans) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
     },
     async stop() {
       stopping = true
       if (timer) clearTimeout(timer)
+      if (orphanTimer) clearTimeout(orphanTimer)
       timer = undefined
+      orphanTimer = undefined
       // Hand the sessions off while the poll drives them: a step that never returns must not hold the stop.
-      await Promise.all([current, host.shutdown().catch(() => {})])
+      await Promise.all([current, currentOrphans, host.shutdown().catch(() => {})])
       await host.shutdown()
     },
   }
   return worker
+}
+
+const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
+
+/** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
+async function driveOrphans(
+  orphans: ((limit: number) => Promise<string[]>) | undefined,
+  limit: number,
+  drive: (sessionId: string) => Promise<void>,
+): Promise<number> {
+  if (!orphans) return 0
+  const found = await orphans(limit)
+  await Promise.all(found.map(drive))
+  return found.length
 }
 
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */

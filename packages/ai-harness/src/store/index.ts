@@ -30,6 +30,7 @@ export type {
   WakeupStore,
 } from '../contract/types.js'
 export { DEFAULT_MAX_LOG_ID_BYTES, MAX_TIME_MS, WAITING_FOR_PERSON } from '../contract/types.js'
+export { ASSUMED_CLOCK_SKEW_MS, EXPIRY_ONLY_LEASE_MS } from './lease-defaults.js'
 export type { JsonObject, JsonPrimitive, JsonValue } from '../json/json-types.js'
 export {
   type HarnessErrorCode,

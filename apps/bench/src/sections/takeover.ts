@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { EXPIRY_ONLY_LEASE_MS } from '@tanstack/ai-harness/store'
+import { progress } from '../progress.js'
+import type { TakeoverRow } from '../report/result.js'
+import { ratio, round } from '../stats.js'
+import type { Target } from '../targets/target.js'
+import type { TakeoverJob } from './takeover-child.js'
+
+const CHILD = fileURLToPath(new URL('./takeover-child.js', import.meta.url))
+/** The host's default lease, which a crashed host's sessions waited out before liveness. */
+const HOST_LEASE_MS = 30_000
+/** The goal on the stores that prove a dead host dead. */
+const GOAL_MS = 1_000
+
+/** A takeover process, and when each of its lines came. */
+class Child {
+  readonly proc: ChildProcess
+  readonly #seen = new Map<string, number>()
+  readonly #waiting = new Map<string, (at: number) => void>()
+  #stderr = ''
+  constructor(job: TakeoverJob) {
+    this.proc = spawn(process.execPath, [CHILD, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    this.proc.stderr?.on('data', (data: Buffer) => {
+      this.#stderr += data.toString()
+    })
+    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
+      const at = performance.now()
+      if (!this.#seen.has(line)) this.#seen.set(line, at)
+      this.#waiting.get(line)?.(at)
+    })
+  }
+  /** When `line` came (waiting for it at most `ms`). */
+  line(line: string, ms: number): Promise<number> {
+    const seen = this.#seen.get(line)
+    if (seen !== undefined) return Promise.resolve(seen)
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "${line}" from a takeover child within ${ms} ms:\n${this.#stderr}`)), ms)
+      this.proc.once('exit', (code) => reject(new Error(`a takeover child exited (${code}) before "${line}":\n${this.#stderr}`)))
+      this.#waiting.set(line, (at) => {
+        clearTimeout(timer)
+        resolve(at)
+      })
+    })
+  }
+  /** SIGKILL; resolves with the time of the kill once the process is gone. */
+  async kill(): Promise<number> {
+    const exited = new Promise((resolve) => this.proc.once('exit', resolve))
+    this.proc.kill('SIGKILL')
+    const at = performance.now()
+    await exited
+    return at
+  }
+}
+
+/** The hooks a PGlite target has: a child can open its folder only while this process has it closed. */
+interface Suspendable {
+  suspend(): Promise<void>
+  reopen(): Promise<void>
+}
+const suspendable = (target: Target): target is Target & Suspendable => 'suspend' in target
+
+/**
+ * Recovery latency: a process drives a session into a step that never returns and is
+ * SIGKILLed there; the time is from the kill to the step's function starting again in
+ * another process. "running worker": a worker process was already up (not on PGlite,
+ * whose folder has one process at a time). "restarted slot": a process with the killed
+ * one's id starts after the kill; its time includes its start, and `afterReadyMs` is the
+ * part after its store was open.
+ */
+export async function measureTakeover(target: Target): Promise<TakeoverRow[]> {
+  const leaseMs = target.name === 'dynamodb' || target.name === 's3' ? EXPIRY_ONLY_LEASE_MS : HOST_LEASE_MS
+  const proves = leaseMs === HOST_LEASE_MS
+  const waitMs = 3 * leaseMs + 15_000
+  const job = (slot: string, role: TakeoverJob['role'], sessionId: string): TakeoverJob => ({
+    connection: target.childConnection(),
+    sessionId,
+    slot,
+    role,
+  })
+  const row = (scenario: TakeoverRow['scenario'], afterKillMs: number, afterReadyMs: number | null): TakeoverRow => {
+    progress(`  ${target.name}: ${scenario}: the step ran again ${round(afterKillMs, 0)} ms after the SIGKILL`)
+    return {
+      store: target.name,
+      scenario,
+      afterKillMs: round(afterKillMs, 1),
+      afterReadyMs: afterReadyMs === null ? null : round(afterReadyMs, 1),
+      leaseMs,
+      ofLease: ratio(afterKillMs, leaseMs),
+      goalMs: proves ? GOAL_MS : leaseMs,
+    }
+  }
+  const children: Child[] = []
+  const start = (j: TakeoverJob) => {
+    const child = new Child(j)
+    children.push(child)
+    return child
+  }
+  const rows: TakeoverRow[] = []
+  if (suspendable(target)) await target.suspend()
+  try {
+    const sessionId = `takeover-${randomUUID()}`
+    const driver = start(job('web-1', 'drive', sessionId))
+    const peer = suspendable(target) ? undefined : start(job('worker-1', 'resume', sessionId))
+    await Promise.all([driver.line('ready', waitMs), peer?.line('ready', waitMs)])
+    await driver.line('step invoice', waitMs)
+    let killed = await driver.kill()
+    if (peer) {
+      rows.push(row('running worker', (await peer.line('step invoice', waitMs)) - killed, null))
+      // The worker drives the session now, inside the same endless step: its slot is the one to restart.
+      killed = await peer.kill()
+    }
+    const restarted = start(job(peer ? 'worker-1' : 'web-1', 'resume', sessionId))
+    const stepAt = await restarted.line('step invoice', waitMs)
+    rows.push(row('restarted slot', stepAt - killed, stepAt - (await restarted.line('ready', 0))))
+  } finally {
+    await Promise.all(children.map((child) => (child.proc.exitCode === null && child.proc.signalCode === null ? child.kill() : undefined)))
+    if (suspendable(target)) await target.reopen()
+  }
+  return rows
+}
