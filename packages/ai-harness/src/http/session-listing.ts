@@ -1,4 +1,5 @@
 import { HarnessError } from '../contract/errors.js'
+import { isHarnessLogId } from '../contract/harness-logs.js'
 import { compareCodePoints } from '../contract/list-sessions.js'
 import type { SessionListStore } from '../contract/types.js'
 import type { Host } from '../runtime/host.js'
@@ -40,7 +41,8 @@ export async function listSessions(host: Host, params: URLSearchParams, scope: S
   if (!scope) {
     const ids = await list({ ...(after ? { after } : {}), limit })
     // Only an empty page ends a listing: `next` is the cursor of the next page, null at the end.
-    return { sessions: ids, next: ids.length > 0 ? ids.at(-1)! : null }
+    // The harness's own logs (inboxes, streams, locks) are no sessions: a page may hold fewer ids.
+    return { sessions: ids.filter((id) => !isHarnessLogId(id)), next: ids.length > 0 ? ids.at(-1)! : null }
   }
   return scopedPage(list, scope, after, limit)
 }
@@ -62,7 +64,7 @@ async function scopedPage(
       // Past the prefix's range: nothing after this id can start with it.
       if (!id.startsWith(prefix) && compareCodePoints(id, prefix) > 0) return { sessions: kept, next: null }
       cursor = id
-      if (inScope(scope, id)) kept.push(id)
+      if (inScope(scope, id) && !isHarnessLogId(id)) kept.push(id)
       if (kept.length === limit) return { sessions: kept, next: id }
     }
   }

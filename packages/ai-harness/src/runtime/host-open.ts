@@ -1,4 +1,5 @@
 import { HarnessError } from '../contract/errors.js'
+import { assertSessionId } from '../contract/harness-logs.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import { forEachPage } from '../contract/read-all.js'
 import type { Clock, Lease } from '../contract/types.js'
@@ -44,6 +45,7 @@ export async function openOnHost(context: HostContext, request: OpenRequest): Pr
   const { store, clock, timings } = context
   const { sessionId } = request
   assertLogId(sessionId, store.limits)
+  assertSessionId(sessionId)
   const state = await readAndFold(store, sessionId)
   if (request.resumeOnly && state.nextSeq === 1) return forgetEmpty(store, sessionId, clock)
   const harness = pickHarness(context.harnesses, request.harness, state.harness)

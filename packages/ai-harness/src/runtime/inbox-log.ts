@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
+import { HARNESS_LOG_PREFIX } from '../contract/harness-logs.js'
 import type { HarnessStore, LogEntry } from '../contract/types.js'
 import type { InputRecord } from './records.js'
 
@@ -7,7 +8,7 @@ import type { InputRecord } from './records.js'
  * Where submitted prompts wait: the session's inbox, a log of its own, so a submit from
  * any host never races the driving host for the session log's next seq.
  */
-export const inboxLogId = (sessionId: string): string => `harness.inbox/${sessionId}`
+export const inboxLogId = (sessionId: string): string => `${HARNESS_LOG_PREFIX}inbox/${sessionId}`
 
 /** The run id of the durable stream of a submitted prompt's turn: its session and its input. */
 export const inputRunId = (sessionId: string, inputId: string): string => `${sessionId}/input/${inputId}`

@@ -1,6 +1,6 @@
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { assertLogId } from '../contract/prepare-batch.js'
-import type { Clock, HarnessStore, Lease, LeaseStore, WakeupStore } from '../contract/types.js'
+import type { Clock, HarnessStore, Lease, LeaseStore, SessionListStore, WakeupStore } from '../contract/types.js'
 import { after } from './timings.js'
 
 /** Where the runtime meets the app's store: deadlines, typed errors, calls in flight. */
@@ -131,9 +131,21 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
     read: (logId, readOptions) => call('read', logId, () => store.read(logId, readOptions), true),
     delete: (logId) => call('delete', logId, () => store.delete(logId), true),
     close: () => call('close', undefined, () => store.close?.() ?? Promise.resolve()),
+    ...(store.sessions && { sessions: guardListings(store.sessions, call) }),
   }
   if (store.now) guarded.now = () => call('now', undefined, () => store.now!())
   return guarded
+}
+
+/** The listings of a store with `sessions`, with a deadline and typed errors like every other call. */
+function guardListings(
+  sessions: SessionListStore,
+  call: <T>(what: string, logId: string | undefined, run: () => Promise<T>) => Promise<T>,
+): SessionListStore {
+  return {
+    list: (options) => call('sessions.list', undefined, () => sessions.list(options)),
+    waiting: (options) => call('sessions.waiting', undefined, () => sessions.waiting(options)),
+  }
 }
 
 /** A harness error passes as it is; anything else (ECONNRESET, a driver's error) becomes STORE_UNAVAILABLE with it as the cause. */

@@ -1,4 +1,5 @@
 import { HarnessError, isHarnessError } from '../contract/errors.js'
+import { assertSessionId } from '../contract/harness-logs.js'
 import { assertLogId } from '../contract/prepare-batch.js'
 import type { Clock } from '../contract/types.js'
 import { jsonEqual } from '../json/check-json.js'
@@ -48,6 +49,7 @@ export async function submitInput(
 ): Promise<SubmitResult> {
   const { sessionId, inputId } = options ?? ({} as SubmitOptions)
   assertLogId(sessionId, store.limits)
+  assertSessionId(sessionId)
   assertInputId(inputId)
   const messages = toMessages(options.prompt)
   const runId = inputRunId(sessionId, inputId)

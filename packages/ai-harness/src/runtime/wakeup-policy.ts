@@ -36,16 +36,21 @@ export class WakeupPolicy {
       await this.store.wakeups?.schedule(this.sessionId, parked.until)
       return true
     }
-    if (parked.reason === 'ask' && !this.#answered(parked)) {
-      await this.#waitUnlessAnswered(WAITING_FOR_PERSON)
-      return true
-    }
-    // The batch waits until every call in it that needs approval has its decision.
-    if (parked.reason === 'approval' && openApprovalsOf(this.state).length > 0) {
+    if (this.waitsForPerson()) {
       await this.#waitUnlessAnswered(WAITING_FOR_PERSON)
       return true
     }
     return false
+  }
+
+  /**
+   * True while the log, as read, says the parked turn waits for a person: a question with
+   * no answer, or a batch with an approval not yet decided (it waits until every one is).
+   */
+  waitsForPerson(): boolean {
+    const parked = parkedCall(this.state)
+    if (parked?.reason === 'ask') return !this.#answered(parked)
+    return parked?.reason === 'approval' && openApprovalsOf(this.state).length > 0
   }
 
   /**

@@ -5,6 +5,7 @@ import type { Harness } from './harness.js'
 import { createHostInternals, type HostInternals } from './host.js'
 import { driveInbox } from './drive-inbox.js'
 import { LiveSession } from './live-session.js'
+import { WaitingSweep } from './waiting-sweep.js'
 import type { Session } from './session.js'
 import type { TimingOptions } from './timings.js'
 import { pollAttributes, tracePoll } from './tracing.js'
@@ -29,6 +30,13 @@ export interface WorkerOptions extends TimingOptions {
    * looks too.
    */
   orphanPollMs?: number
+  /**
+   * Time between looks at the sessions that wait for a person (on a store with `sessions`),
+   * one page of `batchSize` ids a look: one whose log holds its answer or decision is made due.
+   * It covers a host that died while it parked a session at the moment its answer came.
+   * Default 60 000 ms; a `poll()` looks when this long has passed since the last look.
+   */
+  sweepMs?: number
   /** Called with each chunk of the turns the worker resumes, e.g. to forward them. */
   onChunk?: (sessionId: string, chunk: StreamChunk) => void
   /** Called when resuming a session fails; the wakeup comes back after `holdMs`. */
@@ -70,6 +78,14 @@ export function createWorker(options: WorkerOptions): Worker {
   const batchSize = options.batchSize ?? 10
   const holdMs = options.holdMs ?? 60_000
   const orphans = guarded.leases?.orphans
+  const sweep = new WaitingSweep(guarded, host.clock, batchSize)
+  const sweepMs = options.sweepMs ?? 60_000
+  let lastSweep = Number.NEGATIVE_INFINITY
+  const sweepIfDue = async (): Promise<void> => {
+    if (host.clock.now() - lastSweep < sweepMs) return
+    lastSweep = host.clock.now()
+    await sweep.look()
+  }
   let timer: NodeJS.Timeout | undefined
   let orphanTimer: NodeJS.Timeout | undefined
   let current: Promise<unknown> = Promise.resolve()
@@ -94,6 +110,8 @@ export function createWorker(options: WorkerOptions): Worker {
     poll: () =>
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
+        // What the sweep makes due, the next poll claims.
+        await sweepIfDue().catch((error: unknown) => options.onError?.('*', error))
         const claimed = await wakeups.claim(batchSize, holdMs)
         const [, orphaned] = await Promise.all([Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))), recoverOrphans(result)])
         span.set(pollAttributes(claimed.length + orphaned, result))

@@ -1,4 +1,5 @@
 import type { Clock, HarnessStore } from '../contract/types.js'
+import { HARNESS_LOG_PREFIX } from '../contract/harness-logs.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
 
 /** Options of {@link harnessStreams}. */
@@ -35,6 +36,6 @@ export interface StreamInit {
 }
 
 /** The log id of a run's stream: a prefix of the harness's own, so it never meets a session's id. */
-export const streamLogId = (runId: string): string => `harness.stream/${runId}`
+export const streamLogId = (runId: string): string => `${HARNESS_LOG_PREFIX}stream/${runId}`
 /** The lease id of a lock. */
-export const lockLogId = (key: string): string => `harness.lock/${key}`
+export const lockLogId = (key: string): string => `${HARNESS_LOG_PREFIX}lock/${key}`

@@ -31,6 +31,26 @@ describe('createHarnessHandler', () => {
     expect(w.asked).toContainEqual(['sessions.list', undefined])
   })
 
+  it("leaves the harness's own logs (inboxes, streams, locks) out of every listing, scoped or not", async () => {
+    const w = await world()
+    for (const id of ['harness.inbox/order 7/a', 'harness.lock/k', 'harness.stream/order 7/a/input/1'])
+      await w.store.append(id, 1, [{ type: 'app.note' }])
+    expect(await body(await w.call('/sessions'))).toMatchObject({ sessions: ['order 7/a'] })
+    const scoped = await world(() => ({ filter: () => true }))
+    await scoped.store.append('harness.stream/x', 1, [{ type: 'app.note' }])
+    expect(await body(await scoped.call('/sessions'))).toMatchObject({ sessions: ['order 7/a'] })
+  })
+
+  it('refuses a session id in the harness\'s own namespace, writing nothing', async () => {
+    const store = memoryStore()
+    const host = createHost({ store, harnesses: asker() })
+    await expect(host.open({ sessionId: 'harness.stream/x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
+    await expect(host.submit({ sessionId: 'harness.inbox/x', inputId: 'i1', prompt: 'hi' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    })
+    expect(await store.sessions!.list()).toEqual([])
+  })
+
   it("reads a session's status, open questions and records", async () => {
     const w = await world()
     const view = await body(await w.call(session('order 7/a')))

@@ -98,6 +98,12 @@ export function simStore(
     leases,
     wakeups,
     ...(inner.now ? { now: () => call('now', () => inner.now!()) } : {}),
+    ...(inner.sessions && {
+      sessions: {
+        list: (options) => call('sessions.list', () => inner.sessions!.list(options)),
+        waiting: (options) => call('sessions.waiting', () => inner.sessions!.waiting(options)),
+      },
+    }),
     append: (logId, expectedSeq, records: readonly LogRecord[], options) =>
       call('append', async () => {
         const result = await inner.append(logId, expectedSeq, records, options)
