@@ -43,7 +43,11 @@ describe('a worker sweeps the sessions that wait for a person', () => {
     const { data, clock, open, waiting } = await parkedOnQuestion()
     const store = open()
     let looks = 0
-    const counted = { ...store, sessions: { ...store.sessions!, waiting: (o?: object) => (looks++, store.sessions!.waiting(o)) } }
+    const waitingOf = (options?: object) => {
+      looks++
+      return store.sessions!.waiting(options)
+    }
+    const counted = { ...store, sessions: { ...store.sessions!, waiting: waitingOf } }
     const worker = createWorker({ store: counted, harnesses: askHarness(), clock, workerId: 'w', sweepMs: 10_000 })
     const before = JSON.stringify([...data.wakeups])
     expect(await worker.poll()).toEqual({ resumed: [], busy: [], idle: [], failed: [] })
