@@ -16,12 +16,22 @@ import { WakeupPolicy } from './wakeup-policy.js'
  */
 export class WaitingSweep {
   #after: string | undefined
+  #lastLook = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly store: GuardedStore,
     private readonly clock: Clock,
     private readonly pageSize: number,
+    /** The least time between two looks of {@link lookIfDue}. */
+    private readonly everyMs: number,
   ) {}
+
+  /** {@link look}, when `everyMs` has passed since the last look; else nothing. */
+  async lookIfDue(): Promise<string[]> {
+    if (this.clock.now() - this.#lastLook < this.everyMs) return []
+    this.#lastLook = this.clock.now()
+    return this.look()
+  }
 
   /** One page of the waiting sessions; returns the ids it made due. */
   async look(): Promise<string[]> {

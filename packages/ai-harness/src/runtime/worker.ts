@@ -65,12 +65,7 @@ export interface Worker {
 
 export function createWorker(options: WorkerOptions): Worker {
   const { store } = options
-  if (!store.wakeups || !store.leases) {
-    throw new HarnessError(
-      'CAPABILITY_MISSING',
-      'Workers need a store with leases and wakeups (memory, PostgreSQL, DynamoDB, S3). Without them, run each session on one host.',
-    )
-  }
+  assertWorkerStore(store)
   const workerId = options.workerId ?? `worker-${crypto.randomUUID()}`
   const { host, resume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
   // Claims go through the host's store boundary too: a deadline, and typed errors.
@@ -78,14 +73,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const batchSize = options.batchSize ?? 10
   const holdMs = options.holdMs ?? 60_000
   const orphans = guarded.leases?.orphans
-  const sweep = new WaitingSweep(guarded, host.clock, batchSize)
-  const sweepMs = options.sweepMs ?? 60_000
-  let lastSweep = Number.NEGATIVE_INFINITY
-  const sweepIfDue = async (): Promise<void> => {
-    if (host.clock.now() - lastSweep < sweepMs) return
-    lastSweep = host.clock.now()
-    await sweep.look()
-  }
+  const sweep = new WaitingSweep(guarded, host.clock, batchSize, options.sweepMs ?? 60_000)
   let timer: NodeJS.Timeout | undefined
   let orphanTimer: NodeJS.Timeout | undefined
   let current: Promise<unknown> = Promise.resolve()
@@ -111,7 +99,7 @@ export function createWorker(options: WorkerOptions): Worker {
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
         // What the sweep makes due, the next poll claims.
-        await sweepIfDue().catch((error: unknown) => options.onError?.('*', error))
+        await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
         const claimed = await wakeups.claim(batchSize, holdMs)
         const [, orphaned] = await Promise.all([Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))), recoverOrphans(result)])
         span.set(pollAttributes(claimed.length + orphaned, result))
@@ -150,6 +138,15 @@ export function createWorker(options: WorkerOptions): Worker {
     },
   }
   return worker
+}
+
+function assertWorkerStore(store: HarnessStore): void {
+  if (!store.wakeups || !store.leases) {
+    throw new HarnessError(
+      'CAPABILITY_MISSING',
+      'Workers need a store with leases and wakeups (memory, PostgreSQL, DynamoDB, S3). Without them, run each session on one host.',
+    )
+  }
 }
 
 const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
