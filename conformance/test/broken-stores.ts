@@ -1232,7 +1232,14 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- fencing ----------------------------------------------------------------------
   'ignores the fence': {
-    fails: ['log.fence.superseded', 'log.fence.released', 'log.fence.deleted', 'log.fence.forged', 'race.fenced-append-takeover', 'lease.orphans.dead-holder'],
+    fails: [
+      'log.fence.superseded',
+      'log.fence.released',
+      'log.fence.deleted',
+      'log.fence.forged',
+      'race.fenced-append-takeover',
+      'lease.orphans.dead-holder',
+    ],
     says: 'append with the superseded lease: expected an error with code LEASE_LOST',
     make: (store) => ({ ...store, append: (logId, seq, records) => store.append(logId, seq, records) }),
   },

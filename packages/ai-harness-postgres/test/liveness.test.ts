@@ -13,7 +13,7 @@
  * No lease expires in either test (30 s leases, no clock advanced): every takeover here
  * is liveness. Times are real but bounded: the heartbeat is 1 s with a 3 s deadline.
  */
-import { type FaultProxy, startFaultProxy } from '@tanstack/ai-harness/testing'
+import { type FaultProxy, startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { HEARTBEAT_MS, HEARTBEAT_TIMEOUT_MS } from '../src/liveness.js'

@@ -41,7 +41,7 @@ describe('createHarnessHandler', () => {
     expect(await body(await scoped.call('/sessions'))).toMatchObject({ sessions: ['order 7/a'] })
   })
 
-  it('refuses a session id in the harness\'s own namespace, writing nothing', async () => {
+  it("refuses a session id in the harness's own namespace, writing nothing", async () => {
     const store = memoryStore()
     const host = createHost({ store, harnesses: asker() })
     await expect(host.open({ sessionId: 'harness.stream/x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' })
