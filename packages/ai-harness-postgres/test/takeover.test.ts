@@ -142,8 +142,8 @@ it('pg: SIGTERM and host.shutdown() hand the session to a running worker within 
   console.log(
     `graceful stop (pg): the driver was out ${stoppedMs.toFixed(0)} ms after SIGTERM; the worker started the next step ${resumedMs.toFixed(0)} ms after it`,
   )
-  // The step in flight at the stop has no logged value, so the worker runs it again (same idempotency key), then goes on.
-  expect(worker.lines.some((l) => l.line === 'step first worker-2')).toBe(true)
+  // The stop waits for the step in flight (300 ms, under stopTimeoutMs) and logs its value: the worker never runs it again.
+  expect(worker.lines.some((l) => l.line === 'step first worker-2')).toBe(false)
   // The step in flight (300 ms) and one poll of the worker (1 s), never a lease (30 s).
   expect(resumedMs).toBeLessThan(300 + 1_000 + NO_LEASE_WAIT_MS)
 }, 120_000)
