@@ -218,6 +218,10 @@ export const brokenStores: Record<string, BrokenStore> = {
       'stream.order',
       'stream.readers.many',
       'stream.sse.resume',
+      'durable.retry.attempts-logged',
+      'durable.retry.final-stays-failed',
+      'durable.retry.timeouts',
+      'durable.retry.failure-without-secret',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -480,7 +484,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'pages internally by 256 rows and repeats the last row of each internal page': {
-    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
+    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large', 'stream.order'],
     says: 'has seq 256, not 257',
     make: (store, { data }) => ({
       ...store,
@@ -1188,6 +1192,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.session.deleted-while-asking',
       'lease.skew.beyond-bound',
       ...STALE_APPENDS_AFTER_DELETE,
+      'stream.producer.dies',
+      'stream.request',
     ],
     says: 'append threw synchronously; a store method must return a rejected promise',
     make: (store) => ({
