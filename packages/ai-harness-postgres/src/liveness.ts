@@ -259,6 +259,9 @@ async function openConnection(client: PgPoolLike | PgClientLike): Promise<LockCo
   own.on('error', fire)
   own.on('end', fire)
   await own.connect()
+  // It proves this process alive; it must not keep it alive: an app that ends its pool (without
+  // closing the store) still exits, and the server frees the lock as the socket goes.
+  own.connection?.stream?.unref?.()
   return {
     query: (q, v) => own.query(q, v),
     async end() {
@@ -276,7 +279,7 @@ interface PgOwnClient {
   query(query: string | NamedQuery, values?: unknown[]): Promise<QueryResultLike>
   end(): Promise<void>
   on(event: 'error' | 'end', listener: () => void): unknown
-  connection?: { stream?: { destroy?(): void } }
+  connection?: { stream?: { destroy?(): void; unref?(): void } }
 }
 
 /** A positive int4: the advisory lock key, shown in pg_locks as objid. */
