@@ -49,6 +49,11 @@ export interface BrokenStore {
   readonly says: string | RegExp
   readonly make: Breaker
   readonly shared?: SharedPart
+  /**
+   * Cases this store may fail or pass from run to run (its mistake shows only when a timer
+   * of the case meets a renewal of the store's): neither listed nor counted. Say why beside it.
+   */
+  readonly mayFail?: readonly string[]
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -350,6 +355,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'renews from a per-instance record of its leases while its own clock says they live': {
     fails: ['lease.after-delete', 'lease.skew.beyond-bound'],
+    // A lost lock's signal aborts when a renewal meets the lost lease; this store's own record renews it or not, by timing.
+    mayFail: ['lock.signal'],
     says: 'renew of the lease of host-0 after a delete: expected an error with code LEASE_LOST',
     make: (store, { data, clock }) => {
       // A saved read per renewal: the instance trusts the lease it took until its own

@@ -20,7 +20,10 @@ export function proveBrokenStores(part: number, parts: number): void {
         expect(broken.fails.length, 'a broken store must fail some case').toBeGreaterThan(0)
         for (const id of broken.fails) expect(order, `${name} lists a case the suite does not have`).toContain(id)
         const results = await runConformanceCases(optionsFor(name, broken.make, {}, broken.shared))
-        expect(failedIds(results), failures(results).join('\n')).toEqual(order.filter((id) => broken.fails.includes(id)))
+        const counted = (id: string) => !broken.mayFail?.includes(id)
+        expect(failedIds(results).filter(counted), failures(results).join('\n')).toEqual(
+          order.filter((id) => broken.fails.includes(id) && counted(id)),
+        )
         expect(results.filter((r) => r.status === 'skipped')).toEqual([])
         // The failure says what is wrong, in the words of the contract.
         const first = results.find((r) => r.status === 'failed')!
