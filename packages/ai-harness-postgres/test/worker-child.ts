@@ -63,6 +63,9 @@ const worker = createWorker({
   leaseMs: task.leaseMs,
   holdMs: task.holdMs,
   batchSize: task.batchSize,
+  // A parker that raced its answer can leave the session waiting; the sweep finds it. Its default
+  // (60 s) is past the watch of the tests, so they sweep every 2 s.
+  sweepMs: 2_000,
   onError: (sessionId, error) => {
     const code = (error as { code?: string }).code ?? 'ERROR'
     const message = error instanceof Error ? error.message : String(error)
