@@ -8,17 +8,9 @@ import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { LIBRARIES } from './libraries.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const LIBRARIES = [
-  'packages/ai-harness',
-  'packages/ai-harness-memory',
-  'packages/ai-harness-postgres',
-  'packages/ai-harness-dynamodb',
-  'packages/ai-harness-s3',
-  'conformance',
-  'apps/inspector',
-]
 
 const manifestOf = (dir: string) => JSON.parse(readFileSync(join(repo, dir, 'package.json'), 'utf8'))
 

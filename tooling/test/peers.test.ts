@@ -8,17 +8,9 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { sourceFiles } from '../checks/source-files.mjs'
+import { LIBRARIES } from './libraries.js'
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const LIBRARIES = [
-  'packages/ai-harness',
-  'packages/ai-harness-memory',
-  'packages/ai-harness-postgres',
-  'packages/ai-harness-dynamodb',
-  'packages/ai-harness-s3',
-  'conformance',
-  'apps/inspector',
-]
 const SHARED = ['zod', '@tanstack/ai', '@tanstack/ai-harness']
 
 describe.each(LIBRARIES)('%s', (dir) => {
