@@ -5,6 +5,7 @@ import { runStream } from '../runtime/input-stream.js'
 import type { Host } from '../runtime/host.js'
 import type { TurnInput } from '../runtime/session.js'
 import { attachTo } from '../streams/request.js'
+import { type ChatHydration, chatHydration } from './chat-hydration.js'
 
 /** Options of {@link createChatRoute}. */
 export interface ChatRouteOptions {
@@ -19,18 +20,22 @@ export interface ChatRouteOptions {
 /** The two handlers of a chat route: `POST` a prompt, `GET` to resume a turn's stream. */
 export interface ChatRoute {
   /**
-   * Body `{ sessionId, inputId, messages }` (TanStack AI client's messages, the last user
-   * message is the prompt) or `{ sessionId, inputId, prompt }`. Submits the prompt
-   * (`host.submit`, a second POST of one `inputId` is the same turn), starts driving the
-   * session here (the turn runs to its end whether or not the response is read), and
-   * answers with TanStack AI's resumable SSE response over the turn's durable stream,
-   * from its start, with its run id in `X-Run-Id`.
+   * Body `{ sessionId, inputId, messages }` (the last user message is the prompt) or
+   * `{ sessionId, inputId, prompt }`; TanStack AI client's body works as it is (its
+   * `threadId` is the session, its `runId` the input). Submits the prompt (`host.submit`,
+   * a second POST of one `inputId` is the same turn), starts driving the session here (the
+   * turn runs to its end whether or not the response is read), and answers with TanStack
+   * AI's resumable SSE response over the turn's durable stream, from its start or after the
+   * offset in `Last-Event-ID` (the client's reconnect re-sends its POST with it), with the
+   * stream's run id in `X-Run-Id`.
    */
   POST(request: Request): Promise<Response>
   /**
    * Resumes a turn's stream after the offset in `Last-Event-ID` (or `?offset`, with
    * `X-Run-Id` or `?runId`): every chunk after it, once, in order, to the turn's end,
-   * through a crash of the host that drove it.
+   * through a crash of the host that drove it. With only `?threadId=<sessionId>`, answers
+   * the client's hydration instead (JSON {@link ChatHydration}: the transcript and the run
+   * still going), what TanStack AI's `ChatClient` asks on mount with `persistence: true`.
    */
   GET(request: Request): Promise<Response>
 }
@@ -48,19 +53,32 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
   return {
     async POST(request) {
       const body = (await request.json().catch(() => undefined)) as Record<string, unknown> | undefined
-      const refused = await refuse(request, body?.sessionId)
+      const refused = await refuse(request, sessionOf(body))
       if (refused) return refused
-      const sessionId = body!.sessionId as string
+      const sessionId = sessionOf(body)
       try {
-        const { runId } = await host.submit({ sessionId, inputId: body!.inputId as string, prompt: promptOf(body!) })
+        const inputId = body!.inputId ?? body!.runId ?? request.headers.get('X-Run-Id') ?? undefined
+        const { runId } = await host.submit({ sessionId: sessionId as string, inputId: inputId as string, prompt: promptOf(body!) })
         // Not awaited: the turn belongs to the host now, not to this request.
-        void host.drive(sessionId).catch((error) => options.onError?.(error))
-        return resumeServerSentEventsResponse({ adapter: runStream(host.store, host.clock, runId, '-1'), headers: { 'X-Run-Id': runId } })
+        void host.drive(sessionId as string).catch((error) => options.onError?.(error))
+        const offset = request.headers.get('Last-Event-ID') || '-1'
+        return resumeServerSentEventsResponse({ adapter: runStream(host.store, host.clock, runId, offset), headers: { 'X-Run-Id': runId } })
       } catch (error) {
         return refusal(error)
       }
     },
     async GET(request) {
+      const threadId = hydrationOf(request)
+      if (threadId !== undefined) {
+        const refused = await refuse(request, threadId)
+        if (refused) return refused
+        try {
+          const hydration = await chatHydration(host.store, threadId)
+          return new Response(JSON.stringify(hydration), { headers: { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } })
+        } catch (error) {
+          return refusal(error)
+        }
+      }
       let attached: { runId: string; offset: string | null }
       try {
         attached = attachTo(request)
@@ -75,6 +93,19 @@ export function createChatRoute(options: ChatRouteOptions): ChatRoute {
       })
     },
   }
+}
+
+/** The session of a POST: `sessionId`, else TanStack AI client's `threadId`. */
+function sessionOf(body: Record<string, unknown> | undefined): unknown {
+  return body?.sessionId ?? body?.threadId
+}
+
+/** The session a GET asks the hydration of: `?threadId` with no run, offset or `Last-Event-ID`. */
+function hydrationOf(request: Request): string | undefined {
+  const params = new URL(request.url).searchParams
+  const threadId = params.get('threadId')
+  if (threadId === null || params.has('runId') || params.has('offset') || request.headers.has('Last-Event-ID')) return undefined
+  return threadId
 }
 
 /** The prompt of a POST: `prompt`, else the text of the last user message. */
