@@ -50,9 +50,13 @@ export class ServerProcess implements Backend {
     return this.#ready
   }
 
-  /** Resolves once the process (or the one that replaced it) takes requests. */
-  ready(): Promise<void> {
-    return this.#ready
+  /** Resolves once the process (or the one that replaced it after a crash) takes requests; 20 s at most. */
+  async ready(): Promise<void> {
+    const until = Date.now() + 20_000
+    while (this.port === undefined) {
+      if (this.#stopping || Date.now() > until) throw new Error(`server ${this.name} is not running`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
   }
 
   /** Stops for good: SIGTERM (the server hands its turns off), SIGKILL after 5 s. */
