@@ -16,6 +16,10 @@ export const checks: Record<string, PageCheck> = {
     expect(module.seenOnce).toBe(true)
     expect(module.turns).toBe(1)
   },
+  'behind-a-web-app.md#client': ({ module }) => {
+    expect(module.sent).toEqual(['user: Hi', 'assistant: Hello from the store.'])
+    expect(module.afterReload).toEqual(module.sent)
+  },
   'durable-tools.md#shop': ({ module, services: { billing } }) => {
     // The first order: one charge, one invoice, and the answer after the tool result.
     expect(module.firstAnswer).toBe('Paid; the invoice is on its way.')

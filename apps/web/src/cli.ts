@@ -17,7 +17,11 @@ const HELP = `pnpm web [-- options]
 PostgreSQL: the server at the PG* settings when one answers (default 127.0.0.1:5432,
 database test, user postgres), else an embedded PostgreSQL 15 in a temporary folder.`
 
+// `pnpm web -- --flag` hands the `--` on.
+const args = process.argv.slice(2)
+if (args[0] === '--') args.shift()
 const { values } = parseArgs({
+  args,
   options: { port: { type: 'string', default: '3000' }, screenshots: { type: 'boolean' }, help: { type: 'boolean' } },
 })
 const say = (line: string) => console.log(line)
