@@ -53,7 +53,10 @@ export async function takeScreenshots(say: (line: string) => void): Promise<void
     const pid = await gates.reached('charged:43')
     process.kill(pid, 'SIGKILL')
     say(`screenshots: killed the server process ${pid} between the charge and the invoice of order 43`)
-    await until(async () => (await answerText(page)).some((t) => t.startsWith('Order 43 is paid') && t.includes('Thank you')), 'order 43 paid')
+    await until(
+      async () => (await answerText(page)).some((t) => t.startsWith('Order 43 is paid') && t.includes('Thank you')),
+      'order 43 paid',
+    )
     await until(async () => (await page.locator('#billing tbody tr').count()) === 4, 'the second charge and invoice')
     await page.screenshot({ path: join(OUT, 'after-crash.png') })
     say(`screenshots: wrote streaming.png, answered.png and after-crash.png in ${OUT}`)

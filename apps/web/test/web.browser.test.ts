@@ -14,7 +14,9 @@ const inCi = ['true', '1', 'yes'].includes(String(process.env.CI ?? '').toLowerC
 if (!hasChromium && inCi) {
   describe('the web app in a browser', () => {
     it('needs Chromium', () => {
-      throw new Error(`Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install -y chromium). With CI set its absence is a failure.`)
+      throw new Error(
+        `Chromium is not at ${CHROMIUM}; .ci/run installs it (apt-get install -y chromium). With CI set its absence is a failure.`,
+      )
     })
   })
 }
@@ -108,6 +110,10 @@ describe.skipIf(!hasChromium)('the web app in a browser', () => {
     expect((await billingOf('3')).map((c) => `${c.kind} ${c.outcome}`)).toEqual(['charge done', 'invoice done'])
     const turns = (await app.records(await sessionId())).filter((r) => r.type === 'harness.turn.started')
     expect(turns).toHaveLength(3)
-    expect(await page.locator('.message.user').allTextContents()).toEqual(['Check out order 1.', 'Check out order 2.', 'Check out order 3.'])
+    expect(await page.locator('.message.user').allTextContents()).toEqual([
+      'Check out order 1.',
+      'Check out order 2.',
+      'Check out order 3.',
+    ])
   })
 })

@@ -36,9 +36,7 @@ export class Billing {
         id bigserial PRIMARY KEY, kind text NOT NULL, key text NOT NULL, order_id text NOT NULL,
         outcome text NOT NULL, ref text NOT NULL, pid integer NOT NULL, at timestamptz NOT NULL DEFAULT now())`,
     )
-    await pool.query(
-      `CREATE UNIQUE INDEX IF NOT EXISTS shop_billing_done ON "${schema}".shop_billing (kind, key) WHERE outcome = 'done'`,
-    )
+    await pool.query(`CREATE UNIQUE INDEX IF NOT EXISTS shop_billing_done ON "${schema}".shop_billing (kind, key) WHERE outcome = 'done'`)
   }
 
   charge(orderId: string, idempotencyKey: string): Promise<{ chargeId: string }> {
@@ -65,10 +63,13 @@ export class Billing {
     if (done.rows.length === 1) return ref
     const first = await this.#pool.query(`SELECT ref FROM ${this.#table} WHERE kind = $1 AND key = $2 AND outcome = 'done'`, [kind, key])
     const earlier = String(first.rows[0].ref)
-    await this.#pool.query(
-      `INSERT INTO ${this.#table} (kind, key, order_id, outcome, ref, pid) VALUES ($1, $2, $3, 'refused', $4, $5)`,
-      [kind, key, orderId, earlier, process.pid],
-    )
+    await this.#pool.query(`INSERT INTO ${this.#table} (kind, key, order_id, outcome, ref, pid) VALUES ($1, $2, $3, 'refused', $4, $5)`, [
+      kind,
+      key,
+      orderId,
+      earlier,
+      process.pid,
+    ])
     return earlier
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 /** Where a process holds at a named point: a pacing delay in the demo, a gate a test or the screenshot script opens. */
 export type Pause = (name: string, demoMs: number) => Promise<void>
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /**
  * The pauses of a server process. Without a gates folder (`pnpm web`) each pause is a short
