@@ -43,7 +43,7 @@ export async function takeScreenshots(say: (line: string) => void): Promise<void
     await page.reload()
     await until(async () => (await answerText(page)).join('').includes('charge'), 'the answer again after the refresh')
     gates.open('answer:42')
-    await until(async () => (await answerText(page)).join('').includes('Thank you'), 'the whole answer')
+    await until(async () => (await answerText(page)).join('').endsWith('with us!'), 'the whole answer')
     await until(async () => (await page.locator('#billing tbody tr').count()) === 2, 'the charge and the invoice')
     await page.screenshot({ path: join(OUT, 'answered.png') })
 
@@ -54,7 +54,7 @@ export async function takeScreenshots(say: (line: string) => void): Promise<void
     process.kill(pid, 'SIGKILL')
     say(`screenshots: killed the server process ${pid} between the charge and the invoice of order 43`)
     await until(
-      async () => (await answerText(page)).some((t) => t.startsWith('Order 43 is paid') && t.includes('Thank you')),
+      async () => (await answerText(page)).some((t) => t.startsWith('Order 43 is paid') && t.endsWith('with us!')),
       'order 43 paid',
     )
     await until(async () => (await page.locator('#billing tbody tr').count()) === 4, 'the second charge and invoice')

@@ -76,7 +76,7 @@ describe.skipIf(!hasChromium)('the web app in a browser', () => {
     const killed = await gates.reached('charged:2')
     expect(app.servers.map((s) => s.pid)).toContain(killed)
     process.kill(killed, 'SIGKILL')
-    await poll(async () => (await answers(page)).at(-1) ?? '').toMatch(/^Order 2 is paid .*Thank you/)
+    await poll(async () => (await answers(page)).at(-1) ?? '').toMatch(/^Order 2 is paid .*Thank you for shopping with us!$/)
     const calls = await billingOf('2')
     // One charge (by the killed process), one invoice (by the worker of the other server): no call ran twice.
     expect(calls.map((c) => `${c.kind} ${c.outcome}`)).toEqual(['charge done', 'invoice done'])
@@ -84,6 +84,9 @@ describe.skipIf(!hasChromium)('the web app in a browser', () => {
     expect(calls[1]!.pid).not.toBe(killed)
     expect((await answers(page)).at(-1)).toBe(paidAnswer('2', calls[0]!.ref, calls[1]!.ref))
     expect(await page.locator('.message.assistant').count()).toBe(2)
+    // The resumed turn streams on after what the dead server stored: one tool call, one result on the page.
+    expect(await page.locator('.tool.call').allTextContents()).toEqual(['checkout {"orderId":"1"}', 'checkout {"orderId":"2"}'])
+    expect(await page.locator('.tool.result').count()).toBe(2)
     expect(await page.locator('#status').textContent()).toBe('ready')
   })
 
@@ -106,7 +109,7 @@ describe.skipIf(!hasChromium)('the web app in a browser', () => {
     gates.open('answer:3')
     expect(second.headers.get('X-Run-Id')).toBe(first.headers()['x-run-id'])
     expect(await second.text()).toContain('"RUN_FINISHED"')
-    await poll(async () => (await answers(page)).at(-1) ?? '').toMatch(/^Order 3 is paid .*Thank you/)
+    await poll(async () => (await answers(page)).at(-1) ?? '').toMatch(/^Order 3 is paid .*Thank you for shopping with us!$/)
     expect((await billingOf('3')).map((c) => `${c.kind} ${c.outcome}`)).toEqual(['charge done', 'invoice done'])
     const turns = (await app.records(await sessionId())).filter((r) => r.type === 'harness.turn.started')
     expect(turns).toHaveLength(3)
