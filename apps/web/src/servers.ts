@@ -42,7 +42,10 @@ export class ServerProcess implements Backend {
         reject(new Error(`server ${this.name} exited before it listened (${signal ?? code})`))
         if (this.#stopping) return
         this.log(`server ${this.name} (pid ${child.pid}) died (${signal ?? `exit ${code}`}); starting it again`)
-        setTimeout(() => void this.start().catch((error: Error) => this.log(error.message)), RESTART_MS)
+        setTimeout(() => {
+          // Stopped in the meantime: no process may outlive the app.
+          if (!this.#stopping) void this.start().catch((error: Error) => this.#stopping || this.log(error.message))
+        }, RESTART_MS)
       })
     })
     // A restart nobody awaits must not end the app with an unhandled rejection.
