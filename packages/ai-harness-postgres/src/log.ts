@@ -43,7 +43,10 @@ const MAX_GROUP_APPENDS = 64
 const noError = (): undefined => undefined
 
 const leaseLost = (logId: string) =>
-  new LeaseLostError(logId, 'is no longer the current lease (a newer lease, a release or a delete came after it), so the append wrote nothing')
+  new LeaseLostError(
+    logId,
+    'is no longer the current lease (a newer lease, a release or a delete came after it), so the append wrote nothing',
+  )
 
 export interface LogOperations {
   append(logId: string, expectedSeq: number, records: readonly LogRecord[], options?: AppendOptions): Promise<AppendResult>

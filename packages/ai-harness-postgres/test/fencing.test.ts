@@ -128,7 +128,9 @@ describe('a fenced append in flight inside a group (pg)', () => {
     const appending = a.append('s', 1, [{ type: 't', gate: true }], { lease: old })
     const other = a.append('t', 1, records('t'))
     await held.waitUntilStopped()
-    const grouped = await db.sql("SELECT 1 FROM pg_stat_activity WHERE query LIKE '%unnest($1::text[], $2::bigint[]%' AND wait_event_type = 'Lock'")
+    const grouped = await db.sql(
+      "SELECT 1 FROM pg_stat_activity WHERE query LIKE '%unnest($1::text[], $2::bigint[]%' AND wait_event_type = 'Lock'",
+    )
     expect(grouped).toHaveLength(1)
     clock.advance(TTL)
     const acquiring = b.leases.acquire('s', 'host-b', TTL).then(async (lease) => ({ lease, seen: await b.read('s') }))
