@@ -31,8 +31,10 @@ function argument(value: unknown): string {
   if (typeof value === 'number' && Number.isFinite(value)) return literal(String(value))
   if (typeof value === 'boolean') return value ? 'true' : 'false'
   if (Array.isArray(value)) {
-    // An array literal: each element double-quoted, `\` and `"` escaped inside it.
-    const elements = value.map((element) => `"${String(element).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
+    // An array literal: each element double-quoted, `\` and `"` escaped inside it; null as NULL.
+    const elements = value.map((element) =>
+      element === null || element === undefined ? 'NULL' : `"${String(element).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`,
+    )
     return literal(`{${elements.join(',')}}`)
   }
   throw new TypeError(`The store cannot send ${typeof value} to PGlite.`)

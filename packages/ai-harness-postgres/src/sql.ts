@@ -111,6 +111,49 @@ RETURNING seq`
 }
 
 /**
+ * Many sessions' appends in one statement (group commit, see `group-commit.ts`), each
+ * with its own checks and its own outcome. Parameters, one element per append ($1–$5):
+ * $1 log ids (all distinct), $2 expected seqs, $3 record counts, $4 lease owners (null:
+ * unfenced), $5 fences; $6 every record's text, append after append.
+ *
+ * Each append is checked exactly as its single statement checks it: its lease locked
+ * FOR SHARE when fenced, its predecessor (locked FOR KEY SHARE when unfenced), and in
+ * addition its first seq free, so a conflict with a committed row is that append's
+ * outcome instead of a unique violation of the whole statement. Only the appends that
+ * pass are inserted, in (log id, seq) order, so two batches that touch the same logs
+ * wait for each other in one order and never deadlock. The primary key is still the
+ * compare-and-set: an append that races a concurrent writer of its log fails the whole
+ * statement with a unique violation, and the caller sends each append on its own.
+ * Returns one row per append: `i` (1-based), `held`, `landed` (rows written: all or
+ * none), and for an append that did not land the log's last seq.
+ */
+function appendBatchStatement(t: TableNames): string {
+  return `
+WITH a AS MATERIALIZED (
+  SELECT a.i, a.log_id, a.seq, a.n,
+    (sum(a.n) OVER (ORDER BY a.i) - a.n)::int AS skip,
+    (a.owner IS NULL OR EXISTS (
+      SELECT 1 FROM ${t.leases} l WHERE l.log_id = a.log_id AND l.owner = a.owner AND l.fence = a.fence FOR SHARE)) AS held,
+    (a.seq = 1 OR CASE WHEN a.owner IS NULL
+      THEN EXISTS (SELECT 1 FROM ${t.entries} p WHERE p.log_id = a.log_id AND p.seq = a.seq - 1 FOR KEY SHARE)
+      ELSE EXISTS (SELECT 1 FROM ${t.entries} p WHERE p.log_id = a.log_id AND p.seq = a.seq - 1) END) AS after_last,
+    NOT EXISTS (SELECT 1 FROM ${t.entries} e WHERE e.log_id = a.log_id AND e.seq = a.seq) AS free
+  FROM unnest($1::text[], $2::bigint[], $3::int[], $4::text[], $5::bigint[]) WITH ORDINALITY AS a(log_id, seq, n, owner, fence, i)
+), landed AS (
+  INSERT INTO ${t.entries} (log_id, seq, record)
+  SELECT a.log_id, a.seq - 1 + r.ord, r.record
+  FROM a CROSS JOIN LATERAL unnest(($6::text[])[a.skip + 1 : a.skip + a.n]) WITH ORDINALITY AS r(record, ord)
+  WHERE a.held AND a.after_last AND a.free
+  ORDER BY a.log_id COLLATE "C", r.ord
+  RETURNING log_id
+)
+SELECT a.i, a.held, COALESCE(w.rows, 0) AS landed,
+  CASE WHEN w.rows IS NULL THEN (SELECT max(e.seq) FROM ${t.entries} e WHERE e.log_id = a.log_id) END AS last_seq
+FROM a LEFT JOIN (SELECT log_id, count(*) AS rows FROM landed GROUP BY log_id) w ON w.log_id = a.log_id
+ORDER BY a.i`
+}
+
+/**
  * How a store tells a dead holder from a live one (see `liveness.ts`):
  * - `locks` (pg): each live holder keeps a session-level advisory lock (class
  *   {@link LIVENESS_LOCK_CLASS}, key = its holder id) on a connection of its own; the
@@ -144,6 +187,7 @@ export function statements(t: TableNames, liveness: LivenessKind = 'locks') {
     appendMany: appendStatement(t, true, false),
     appendOneFenced: appendStatement(t, false, true),
     appendManyFenced: appendStatement(t, true, true),
+    appendBatch: appendBatchStatement(t),
 
     /**
      * Why an append wrote nothing: the last seq, and whether the lease is still the

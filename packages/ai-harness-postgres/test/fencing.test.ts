@@ -110,3 +110,34 @@ describe('a fenced append in flight (pg)', () => {
     expect(acquired.status === 'fulfilled' && acquired.value.seen.map((e) => e.seq)).toEqual([1])
   })
 })
+
+// The same interleaving for a fenced append inside a group (group commit): the group's
+// statement locks each fenced append's lease row as the single statement does.
+describe('a fenced append in flight inside a group (pg)', () => {
+  const db = database('pg')
+  afterAll(() => db.close())
+
+  it('a new lease waits for the group: after acquire returns, the new holder reads the old holder’s grouped append', async () => {
+    const schema = await db.schema('group_acquire_race')
+    const clock = createManualClock()
+    const [a, b] = [db.instance(schema, { clock }), db.instance(schema, { clock })]
+    const old = await a.leases.acquire('s', 'host-a', TTL)
+    const held = await gate(db, schema)
+    // Two appends take the round trips a pool sends at once; the fenced one and "t" go out as one group.
+    const fillers = ['f1', 'f2'].map((id) => a.append(id, 1, records(id)))
+    const appending = a.append('s', 1, [{ type: 't', gate: true }], { lease: old })
+    const other = a.append('t', 1, records('t'))
+    await held.waitUntilStopped()
+    const grouped = await db.sql(
+      "SELECT 1 FROM pg_stat_activity WHERE query LIKE '%unnest($1::text[], $2::bigint[]%' AND wait_event_type = 'Lock'",
+    )
+    expect(grouped).toHaveLength(1)
+    clock.advance(TTL)
+    const acquiring = b.leases.acquire('s', 'host-b', TTL).then(async (lease) => ({ lease, seen: await b.read('s') }))
+    await held.waitUntilBlockedOrDone(acquiring)
+    await held.open()
+    const [appended, acquired] = await Promise.allSettled([appending, acquiring, other, ...fillers])
+    expect(appended.status).toBe('fulfilled')
+    expect(acquired.status === 'fulfilled' && acquired.value.seen.map((e) => e.seq)).toEqual([1])
+  })
+})
