@@ -2,7 +2,7 @@ import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, val
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { isWellFormedText } from '../contract/prepare-batch.js'
 import { checkRecords, type RecordRules } from '../contract/record-checks.js'
-import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
+import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { AgentCallCut, childStanding } from './agent-child.js'
@@ -33,7 +33,8 @@ import { RecordError, StepError, StepFailedError, toolCallSettled, toolTimedOut 
 import {
   failureText,
   isFinalFailure,
-  retryDelay,
+  LATEST_WAKE_MS,
+  retryAt,
   runAttempt,
   shortFailureText,
   type StepOptions,
@@ -73,6 +74,8 @@ export interface ChatLoopControl {
   stop(reason: object): void
   /** True once the chat loop stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
+  /** True once the chat loop stopped because a call parked (on purpose: no failure). */
+  readonly parked: boolean
   /** The context of the turn run's span: tool call spans are its children. */
   readonly trace?: OtelContext
 }
@@ -338,15 +341,7 @@ export class LiveToolCall {
     this.#assertLive('step.do')
     // Its path can name a key that holds a secret.
     scrubbed(this.session, () => assertStepJson(name, value))
-    const secret = this.session.scanner.find(value)
-    if (secret) {
-      throw new StepError(
-        'STEP_SECRET',
-        name,
-        `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
-        secret.path,
-      )
-    }
+    refuseStepSecret(this.session, name, value)
     const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
     // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
     // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
@@ -388,12 +383,13 @@ export class LiveToolCall {
       toolCallId: this.toolCallId,
       name,
       attempt,
-      error: this.session.scanner.redactText(shortFailureText(failureText(error))),
+      // Redacted before it is cut: a secret across the cut would leave its first part in the log.
+      error: shortFailureText(this.session.scanner.redactText(failureText(error))),
       timedOut,
       final,
       at,
     }
-    if (!final) record.retryAt = Math.min(MAX_TIME_MS, Math.ceil(at + retryDelay(policy, attempt)))
+    if (!final) record.retryAt = retryAt(policy, attempt, at)
     // A long message must not make the record too large for the store: it is cut further.
     while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
       record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
@@ -445,6 +441,9 @@ export class LiveToolCall {
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) {
+        // A secret the session learned after the value was logged (a later secret() read): the log
+        // keeps it already, but the tool must not get it back, as on the run that stored it.
+        if (this.session.scanner.size > 0) refuseStepSecret(this.session, name, stored.value)
         const record = {
           type: 'harness.step',
           toolCallId: this.toolCallId,
@@ -455,6 +454,10 @@ export class LiveToolCall {
         return jsonCopy(stored.value) as never
       }
       const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
+      // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
+      if (policy.attempts > 1 && !(this.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
+        throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
+      }
       const first = await this.#nextAttempt(name, policy)
       const idempotencyKey = `${this.idPrefix}${name}`
       for (let attempt = first; ; attempt++) {
@@ -475,13 +478,7 @@ export class LiveToolCall {
       if (wakeAt === undefined) {
         // The wake time is fixed on the first run, so a crash does not restart the wait.
         wakeAt = Math.ceil(now + ms)
-        if (!(wakeAt <= MAX_TIME_MS)) {
-          throw new StepError(
-            'INVALID_ARGUMENT',
-            name,
-            `step.sleep(${JSON.stringify(name)}, ${ms}) would wake after ${new Date(MAX_TIME_MS).toISOString()}, the latest time a store keeps (MAX_TIME_MS). Sleep for less; nothing was written.`,
-          )
-        }
+        if (!(wakeAt <= LATEST_WAKE_MS)) throw waitTooLong(`step.sleep(${JSON.stringify(name)}, ${ms})`, name)
         const record: LogRecord = { type: 'harness.sleep', toolCallId: this.toolCallId, name, wakeAt }
         this.#assertFits('step.sleep', name, record, this.session.store.limits.maxRecordBytes, 'sleep name')
         claimStepName(this.#usedNames, name)
@@ -648,6 +645,28 @@ const TOOL_RECORD_RULES: RecordRules = {
   error: (code, message, path) => new RecordError(code, message, path),
 }
 
+/** Refuses a step value that holds a secret of the session (`STEP_SECRET`): the tool must not get it, nor the log keep it. */
+function refuseStepSecret(session: SessionRuntime, name: string, value: unknown): void {
+  const secret = session.scanner.find(value)
+  if (secret) {
+    throw new StepError(
+      'STEP_SECRET',
+      name,
+      `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
+      secret.path,
+    )
+  }
+}
+
+/** A durable wait that would end after `LATEST_WAKE_MS`: refused before anything runs or is written. */
+function waitTooLong(what: string, name: string): StepError {
+  return new StepError(
+    'INVALID_ARGUMENT',
+    name,
+    `${what} would wait until after ${new Date(LATEST_WAKE_MS).toISOString()}, the latest time a durable wait may end (MAX_TIME_MS - 1). Wait for less; nothing was written.`,
+  )
+}
+
 /** Runs `check`; an error it throws leaves without the session's secrets. */
 function scrubbed(session: SessionRuntime, check: () => void): void {
   try {
@@ -708,7 +727,8 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
       try {
         return await span.run(() => runCall(session, tool, control, { args, context, toolCallId, span }))
       } catch (error) {
-        span.fail(error)
+        // A park is no error: a sleep, a question or a retry wait must not fire error-rate alerts.
+        if (!control.parked) span.fail(error)
         throw error
       } finally {
         span.end()
