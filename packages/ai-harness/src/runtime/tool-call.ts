@@ -15,6 +15,8 @@ import {
   claimStepName,
   type DurableToolContext,
   durableMetaOf,
+  isSessionContext,
+  SESSION_CONTEXT,
   type Step,
   type StepRunContext,
   stepDoArguments,
@@ -597,8 +599,9 @@ export class LiveToolCall {
   }
 
   contextFor(context: ToolExecutionContext | undefined): DurableToolContext {
-    return {
+    const durable: DurableToolContext & { [SESSION_CONTEXT]: true } = {
       ...(context as ToolExecutionContext),
+      [SESSION_CONTEXT]: true,
       abortSignal: this.signal,
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
@@ -606,6 +609,7 @@ export class LiveToolCall {
       append: (records) => scrubbed(this.session, () => this.append(records)),
       secret: this.secret,
     }
+    return durable
   }
 
   /** Records the outcome with the buffered app records, in one append. */
@@ -709,6 +713,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
     // since it would end the run without a result the log can hold.
     needsApproval: false,
     execute: async (args: unknown, context?: ToolExecutionContext) => {
+      // A middleware wrapped this bound tool, and chat() got the wrapper bound again: the
+      // outer binding runs the call; this one only passes it on, as the tool would be called.
+      if (isSessionContext(context)) return original ? original(args, context) : meta?.execute(args, context)
       const toolCallId = context?.toolCallId
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
       // A stopped run starts no more calls: they stay open, and run when the session resumes.
@@ -814,10 +821,13 @@ async function executeCall(
   const meta = durableMetaOf(tool)
   const agent = agentMetaOf(tool)
   try {
+    // A durable tool runs through the tool's own execute, as chat() would call it: a
+    // middleware's wrapper of it (permissions, metering) runs in a session too, and the
+    // durable execute under it finds the session's context (see `isSessionContext`).
     const value = agent
       ? await runAgentCall(call, agent, args, context)
       : meta
-        ? await call.deadline.race(Promise.resolve(meta.execute(args, call.contextFor(context))))
+        ? await call.deadline.race(Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))))
         : await tool.execute!(args, call.contextFor(context))
     // A tool that caught its step's park signal (or a lost write) still stops the run.
     if (call.stop) throw call.stop
