@@ -848,7 +848,7 @@ async function executeCall(
   }
 }
 
-/** The harness's `onAfterToolCall` hooks, in order: each may replace the result, also an error's. */
+/** The harness's `replaceToolResult` hooks (then the deprecated `onAfterToolCall` ones), in order: each may replace the result, also an error's. */
 async function applyHooks(
   session: SessionRuntime,
   tool: AnyTool,

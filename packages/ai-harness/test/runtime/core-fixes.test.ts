@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, HARNESS_EVENTS, SecretScanner } from '@tanstack/ai-harness'
+import { defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { SecretScanner } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { type AnyTool, type ChatMiddleware, toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, type LogRecord } from '@tanstack/ai-harness'
+import { defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { batchModel, createWorld, drain, recordsOf, runUntilCrash } from '../support/harness.js'

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { foldLog, type LogEntry, type LogRecord } from '../../src/index.js'
+import { foldLog } from '../../src/log.js'
+import type { LogEntry, LogRecord } from '../../src/store/index.js'
 
 // Logs written by the runtime before the core reshape (issue #26): the memory store's logs
 // of the step, wait, approval, recovery, retry, agent, orphan, answer, seed, secret and
