@@ -5,8 +5,10 @@ import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { AgentCallCut, childStanding } from './agent-child.js'
-import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
+import { AgentCallCut } from './agent-child.js'
+import { runAgentCall } from './agent-call.js'
+import { agentMetaOf } from './agent-tool.js'
+import { approvalGate, settleDenied } from './approval-gate.js'
 import {
   type AppendRecords,
   assertSleepMs,
@@ -21,7 +23,6 @@ import {
   type StepRunContext,
   stepDoArguments,
 } from './durable-tool.js'
-import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
 import {
@@ -45,7 +46,7 @@ import {
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
-import { cutAtResume, foldLog, questionId } from './session-fold.js'
+import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import type { SessionWriter } from './session-writer.js'
@@ -787,25 +788,6 @@ interface CallOutcome {
   error?: unknown
 }
 
-/** A denied call: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it. */
-async function settleDenied(
-  session: SessionRuntime,
-  tool: AnyTool,
-  control: ChatLoopControl,
-  toolCallId: string,
-  span: HarnessSpan,
-): Promise<never> {
-  span.set({ [ATTR.outcome]: 'denied' })
-  const seen = { error: DENIED_TOOL_ERROR }
-  try {
-    await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
-  } catch (caught) {
-    control.stop(own(session, caught))
-    throw caught
-  }
-  throw new Error(DENIED_TOOL_ERROR)
-}
-
 /**
  * Runs the tool (an agent's child session, a durable tool with its steps, or a plain
  * tool). Whatever it throws is the call's error, except the session's own failures and
@@ -924,134 +906,9 @@ async function settleCall(
   }
 }
 
-/** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
-export const DENIED_TOOL_ERROR = 'User declined tool execution'
-
-/**
- * The approval of a call of a tool with `needsApproval`: true when it was approved, false
- * when it was denied. A call without a decision parks the run: its request is logged first
- * (if the batch's assistant record did not carry it), so any host can decide it.
- */
-async function approvalGate(
-  session: SessionRuntime,
-  tool: AnyTool,
-  control: ChatLoopControl,
-  toolCallId: string,
-  span: HarnessSpan,
-): Promise<boolean> {
-  const approval = session.state.approvals.get(toolCallId)
-  if (approval?.decision) return approval.decision.approved
-  try {
-    if (!approval) {
-      const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
-      await asOwn(session, () => session.writer.append([request]))
-    }
-  } catch (caught) {
-    control.stop(own(session, caught))
-    throw caught
-  }
-  span.set({ [ATTR.outcome]: 'parked' })
-  const signal = own(session, new ParkSignal(toolCallId, 'approval', null, { toolCallId })) as ParkSignal
-  control.stop(signal)
-  throw signal
-}
-
-/**
- * Failures of a child session's machinery that may pass (another host drives the child,
- * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
- * place. Any other failure of the child is a tool error of the parent call.
- */
 /** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
 const CUT_ATTEMPT_ERROR =
   'The attempt began and never ended: its host stopped or crashed while fn ran. No attempts are left; its side effect may have happened.'
 
 /** The bytes a step record's JSON gains with its value, besides the value's own text. */
 const VALUE_KEY_BYTES = ',"value":'.length
-
-const PASSING_CHILD_FAILURES = new Set(['LOG_CONFLICT', 'LEASE_LOST', 'LEASE_HELD', 'STORE_UNAVAILABLE', 'SESSION_BUSY'])
-
-function childFailure(session: SessionRuntime, error: unknown): unknown {
-  if (isHarnessError(error) && !PASSING_CHILD_FAILURES.has(error.code)) return error
-  return own(session, error)
-}
-
-/** Why the turn of a child cut while it ran was ended. */
-const CUT_CHILD_REASON = 'The agent call that ran this session was cut by a crash; it does not run again.'
-
-/**
- * Runs (or continues) the child session of an agent-tool call. A child that waits for a
- * person parks the parent call; its question is forwarded on the parent's stream.
- */
-async function runAgentCall(
-  call: LiveToolCall,
-  agent: AgentMeta,
-  args: unknown,
-  context: ToolExecutionContext | undefined,
-): Promise<unknown> {
-  const { session, toolCallId } = call
-  const childId = childSessionId(session.sessionId, toolCallId)
-  const parkedOnChild = session.state.parked.get(toolCallId)?.reason === 'agent'
-  if (parkedOnChild) {
-    // The call waited on its child, so the child's log exists, unless it was deleted: then
-    // opening it would bring a deleted session back. Nobody knows what it did.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
-    if (!first) {
-      throw new Error(
-        `The session of the agent ${JSON.stringify(agent.harness.name)} (${childId}) was deleted while this call waited for it; nobody knows what it did. Check its effects before you call it again.`,
-      )
-    }
-  }
-  if (!parkedOnChild && cutAtResume(session.state, toolCallId)) {
-    // A crash cut the call before its child logged anything: the seed gives it the tool
-    // error, and the child session is never created for it.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
-    if (!first) throw new AgentCallCut(session.harness.cutToolError)
-  }
-  let child: Awaited<ReturnType<SessionRuntime['openChild']>>
-  try {
-    child = await session.openChild(agent.harness, childId, { sessionId: session.sessionId, toolCallId })
-  } catch (error) {
-    throw childFailure(session, error)
-  }
-  let cut = false
-  try {
-    const approvals: Array<Record<string, unknown>> = []
-    const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.question) {
-        // The parent's stream redacts it, keeping its ids and names.
-        context?.emitCustomEvent?.(HARNESS_EVENTS.question, chunk.value as Record<string, unknown>)
-      }
-      // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.approval) approvals.push(chunk.value as Record<string, unknown>)
-    }
-    let log: Awaited<ReturnType<typeof child.entries>> = []
-    try {
-      const entries = await child.entries()
-      // A call that did not park on its child is new, or was cut by a crash: the child's log
-      // says which, and what the seed prescribes (see ChildStanding).
-      let standing = parkedOnChild ? 'waiting' : await childStanding(session.store, agent.harness, childId, foldLog(entries))
-      // The seed: a cut agent call gets a tool error, even when its child had not started yet.
-      if (standing === 'new' && cutAtResume(session.state, toolCallId)) standing = 'ended'
-      if (standing === 'cut' || standing === 'ended') {
-        // It never runs again: its turn (and those of its own agent children) ends here, before the call settles.
-        if (standing === 'cut') await child.cancel(CUT_CHILD_REASON)
-        cut = true
-      } else {
-        const stream = standing === 'new' ? child.send(agent.prompt(args)) : child.resume()
-        for await (const chunk of stream) forward(chunk as never)
-        if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
-        log = await child.entries()
-      }
-    } catch (error) {
-      throw ownFailureIn(session, error) ? error : childFailure(session, error)
-    }
-    if (cut) throw new AgentCallCut(session.harness.cutToolError)
-    if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
-      throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
-    }
-    const answers = log.filter((e) => e.record.type === 'harness.assistant' && (e.record.toolCalls as unknown[]).length === 0)
-    return String(answers.at(-1)?.record.text ?? '')
-  } finally {
-    await child.close().catch(() => {})
-  }
-}
