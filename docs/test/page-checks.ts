@@ -2,7 +2,7 @@
  * What each page says its code does, checked on the module's exports and on the fake
  * services, after the group ran. Keyed by `page#group`.
  */
-import type { LogEntry } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import { expect } from 'vitest'
 import type { Services } from './support/services.js'
 

@@ -6,7 +6,8 @@
  * the libraries' portable entry points: Bun, Deno and workerd run this same file.
  */
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, defineHarness, durableTool, type HarnessStore, type LogRecord } from '@tanstack/ai-harness'
+import { createHost, defineHarness, durableTool, type HarnessStore } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { createHarnessHandler } from '@tanstack/ai-harness/http'
 import { crashable, createManualClock, drain, type ManualClock, runUntilCrash, scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'

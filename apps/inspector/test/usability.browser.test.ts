@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, createManualClock, defineHarness, durableTool } from '@tanstack/ai-harness'
+import { createHost, defineHarness, durableTool } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { drain, scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { type Browser, chromium } from 'playwright-core'

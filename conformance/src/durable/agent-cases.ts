@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict'
 import { toolDefinition } from '@tanstack/ai'
-import {
-  agentTool,
-  childSessionId,
-  createWorker,
-  DEFAULT_CUT_TOOL_ERROR,
-  defineHarness,
-  durableTool,
-  HARNESS_EVENTS,
-} from '@tanstack/ai-harness'
+import { agentTool, createWorker, defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { childSessionId, DEFAULT_CUT_TOOL_ERROR } from '@tanstack/ai-harness/log'
 import { enumerateAgentCrashPoints, recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { defineCase, readFrom } from '../case.js'

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { createWorker, DENIED_TOOL_ERROR, defineHarness, durableTool, HARNESS_EVENTS, type Harness, openWaits } from '@tanstack/ai-harness'
+import { createWorker, defineHarness, durableTool, HARNESS_EVENTS, type Harness } from '@tanstack/ai-harness'
+import { DENIED_TOOL_ERROR, openWaits } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, createWorker, defineHarness, durableTool, type Harness, HARNESS_EVENTS, LogConflictError } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, type Harness, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { LogConflictError } from '@tanstack/ai-harness/store'
 import { appendOf, faultyStore, recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'

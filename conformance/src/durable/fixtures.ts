@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import type { Harness, HarnessStore, LogEntry } from '@tanstack/ai-harness'
+import type { Harness, HarnessStore } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import {
   drain,
   type Machine,

@@ -5,12 +5,12 @@ import {
   defineHarness,
   durableTool,
   HARNESS_EVENTS,
-  type LogRecord,
   NonRetryableError,
-  SECRET_MARKER,
   type StepOptions,
   type StepRunContext,
 } from '@tanstack/ai-harness'
+import { SECRET_MARKER } from '@tanstack/ai-harness/log'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, readFrom } from '../case.js'

@@ -8,10 +8,8 @@ import {
   durableTool,
   HARNESS_EVENTS,
   type HarnessStore,
-  LeaseLostError,
-  type LogRecord,
-  MAX_TIME_MS,
 } from '@tanstack/ai-harness'
+import { LeaseLostError, type LogRecord, MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { recordsOf, type ScriptedReply, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'

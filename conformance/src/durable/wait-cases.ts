@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { createHost, createWorker, defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { recordsOf, scriptedText, TEST_LEASE_MS } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { type CaseContext, defineCase, expectCode, readFrom } from '../case.js'

@@ -4,7 +4,8 @@
  * lands), then a second host on the same data resumes the turn. Prints one JSON line.
  */
 import { join } from 'node:path'
-import { createHost, type LogRecord } from '@tanstack/ai-harness'
+import { createHost } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { crashable, createManualClock, drain, runUntilCrash } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { fileBilling } from './billing.js'

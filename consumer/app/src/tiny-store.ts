@@ -4,7 +4,8 @@
  * one host drives each session and there are no workers.
  */
 // Store-author names; they are also exported by the store entry point '@tanstack/ai-harness/store'.
-import { assertLogId, type HarnessStore, type LogEntry, LogConflictError, prepareBatch, type StoreLimits } from '@tanstack/ai-harness'
+import type { HarnessStore } from '@tanstack/ai-harness'
+import { assertLogId, type LogEntry, LogConflictError, prepareBatch, type StoreLimits } from '@tanstack/ai-harness/store'
 
 /** One "database": each log is the JSON text of its records, so nothing is shared with callers. */
 export type TinyData = Map<string, string[]>

@@ -1,4 +1,4 @@
-import { createManualClock } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { scanNamespace } from '../src/index.js'
 import { storesOfTest } from './support/stores.js'

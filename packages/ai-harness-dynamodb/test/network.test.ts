@@ -1,4 +1,5 @@
-import { createHost, createManualClock, defineHarness, type HarnessError, isHarnessError } from '@tanstack/ai-harness'
+import { createHost, defineHarness, type HarnessError, isHarnessError } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { DynamoDbStoreOptions } from '../src/index.js'

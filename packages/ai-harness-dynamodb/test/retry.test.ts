@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { createManualClock, type HarnessError } from '@tanstack/ai-harness'
+import type { HarnessError } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
 import { deleteNamespace, type DynamoDbStoreOptions, dynamoDbStore, isTransientDynamoError } from '../src/index.js'
 import { type Fault, faultyClient } from './faults.js'

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { createManualClock, type LogRecord, readAll, utf8Length } from '@tanstack/ai-harness'
+import { utf8Length } from '@tanstack/ai-harness/log'
+import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness/store'
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
 import { DYNAMODB_DEFAULT_LIMITS, deleteNamespace, type DynamoDbStoreOptions, dynamoDbStore, scanNamespace } from '../src/index.js'
 import { MAX_PARTITION_KEY_BYTES } from '../src/keys.js'

@@ -1,4 +1,4 @@
-import { createManualClock, type Lease, MAX_TIME_MS } from '@tanstack/ai-harness'
+import { createManualClock, type Lease, MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { createMemoryData, dumpMemoryData, MEMORY_MAX_LOG_ID_BYTES, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 

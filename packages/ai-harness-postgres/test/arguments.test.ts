@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import { createManualClock, type LogRecord, MAX_TIME_MS } from '@tanstack/ai-harness'
+import { createManualClock, type LogRecord, MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { afterAll, describe, expect, it } from 'vitest'
 import { POSTGRES_MAX_LOG_ID_BYTES, postgresStore } from '../src/index.js'
 import { database } from './instances.js'

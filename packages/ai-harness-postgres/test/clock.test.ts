@@ -1,4 +1,4 @@
-import { createManualClock } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { database } from './instances.js'
 

@@ -1,4 +1,4 @@
-import { createManualClock, WAITING_FOR_PERSON } from '@tanstack/ai-harness'
+import { createManualClock, WAITING_FOR_PERSON } from '@tanstack/ai-harness/store'
 import pg from 'pg'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'

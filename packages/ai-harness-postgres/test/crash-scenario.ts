@@ -5,7 +5,7 @@
  * of kills.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type LogEntry, type LogRecord, readAll } from '@tanstack/ai-harness'
+import { type LogEntry, type LogRecord, readAll } from '@tanstack/ai-harness/store'
 import pg from 'pg'
 import { expect } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'

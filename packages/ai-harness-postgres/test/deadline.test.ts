@@ -1,4 +1,4 @@
-import { createManualClock } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type PostgresStore, postgresStore } from '../src/index.js'

@@ -1,4 +1,4 @@
-import { createManualClock, type Lease } from '@tanstack/ai-harness'
+import { createManualClock, type Lease } from '@tanstack/ai-harness/store'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { PostgresStore } from '../src/index.js'
 import { gate } from './gate.js'

@@ -1,4 +1,4 @@
-import { createManualClock, type Lease } from '@tanstack/ai-harness'
+import { createManualClock, type Lease } from '@tanstack/ai-harness/store'
 import { afterAll, describe, expect, it } from 'vitest'
 import { database } from './instances.js'
 import { layoutV1 } from './layout-v1.js'

@@ -5,7 +5,9 @@
  * alone. The test file holds the two scenarios and their seeded plans.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createHost, type Host, isHarnessError, type LogEntry, questionId, readAll } from '@tanstack/ai-harness'
+import { createHost, type Host, isHarnessError } from '@tanstack/ai-harness'
+import { questionId } from '@tanstack/ai-harness/log'
+import { type LogEntry, readAll } from '@tanstack/ai-harness/store'
 import { assertOneDriverAtATime, assertWellFormed } from '@tanstack/ai-harness-conformance'
 import pg from 'pg'
 import { expect } from 'vitest'

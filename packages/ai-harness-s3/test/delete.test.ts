@@ -1,5 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3'
-import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness'
+import { createManualClock, type LogRecord, readAll } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { type S3Store, s3Store } from '../src/index.js'
 import { dumpPrefix } from './support/objects.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_TIME_MS } from '@tanstack/ai-harness'
+import { MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { decodeId, encodeId, keyLayout, MAX_KEY_BYTES, normalizePrefix } from '../src/keys.js'
 
 const lookAlikes = [

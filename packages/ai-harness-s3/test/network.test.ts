@@ -1,5 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3'
-import { createHost, createManualClock, defineHarness, type HarnessError, isHarnessError } from '@tanstack/ai-harness'
+import { createHost, defineHarness, type HarnessError, isHarnessError } from '@tanstack/ai-harness'
+import { createManualClock } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 // One proxy for both AWS stores' tests, until the core's testing tools have one.

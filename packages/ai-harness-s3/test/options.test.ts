@@ -1,4 +1,5 @@
-import { createManualClock, MAX_TIME_MS, utf8Length } from '@tanstack/ai-harness'
+import { utf8Length } from '@tanstack/ai-harness/log'
+import { createManualClock, MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { type S3StoreOptions, s3Store } from '../src/index.js'
 import { listKeys } from './support/objects.js'

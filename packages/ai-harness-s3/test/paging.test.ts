@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { readAll } from '@tanstack/ai-harness'
+import { readAll } from '@tanstack/ai-harness/store'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { keyLayout, s3Store } from '../src/index.js'
 import { mapBounded } from '../src/objects.js'

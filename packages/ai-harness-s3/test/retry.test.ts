@@ -1,5 +1,6 @@
 import { S3Client } from '@aws-sdk/client-s3'
-import { isHarnessError, type LogConflictError } from '@tanstack/ai-harness'
+import { isHarnessError } from '@tanstack/ai-harness'
+import type { LogConflictError } from '@tanstack/ai-harness/store'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { type S3Store, s3Store } from '../src/index.js'
 import { type Fault, type S3TestServer, startS3TestServer } from './server/s3-test-server.js'

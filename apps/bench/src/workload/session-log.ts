@@ -1,4 +1,5 @@
-import type { HarnessStore, LogRecord, StoreLimits } from '@tanstack/ai-harness'
+import type { HarnessStore } from '@tanstack/ai-harness'
+import type { LogRecord, StoreLimits } from '@tanstack/ai-harness/store'
 import { SMALL_VALUE } from './values.js'
 
 /** Steps per tool call in a generated session: a turn is 10 records. */

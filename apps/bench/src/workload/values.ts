@@ -1,4 +1,5 @@
-import type { JsonObject, LogRecord } from '@tanstack/ai-harness'
+import type { JsonObject } from '@tanstack/ai-harness/log'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 
 /** The small step value every measurement writes: what a payment step would keep. */
 export const SMALL_VALUE: JsonObject = { chargeId: 'ch_3PqK8s2eZvKYlo2C1a2b3c4d', amount: 4200, currency: 'eur' }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { LogEntry } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import { CliError, ExitCode, usageError } from '../exit-codes.js'
 import { formatTimeline } from '../report/timeline.js'
 import { lockDataDir } from '../store/data-lock.js'

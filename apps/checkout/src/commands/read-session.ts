@@ -1,4 +1,4 @@
-import { type LogEntry, readAll } from '@tanstack/ai-harness'
+import { type LogEntry, readAll } from '@tanstack/ai-harness/store'
 import type { MemoryData } from '@tanstack/ai-harness-memory'
 import { openStore } from '../store/open-store.js'
 import type { StoreConfig } from '../store/store-config.js'

@@ -1,4 +1,4 @@
-import type { LogEntry } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import type { LedgerEntry } from '../services/ledger.js'
 import type { CrashReport } from '../session/crash-points.js'
 import type { StoreConfig, StoreKind } from '../store/store-config.js'

@@ -1,4 +1,4 @@
-import type { LogEntry } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import type { LedgerEntry } from '../services/ledger.js'
 
 /** What happened to one order, from the ledgers of billing and the mailer. */

@@ -1,4 +1,4 @@
-import type { LogEntry } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 
 /** A mark between two records, e.g. where a process was killed. */
 export interface TimelineMark {

@@ -1,4 +1,5 @@
-import { createHost, type HarnessStore, readAndFold } from '@tanstack/ai-harness'
+import { createHost, type HarnessStore } from '@tanstack/ai-harness'
+import { readAndFold } from '@tanstack/ai-harness/log'
 import { openQuestions } from '@tanstack/ai-harness/http'
 import { startInspector } from '@tanstack/ai-harness-inspector'
 import { checkoutHarness } from '../agent/harness.js'

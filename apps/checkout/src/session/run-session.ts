@@ -1,5 +1,6 @@
 import { EventType, type StreamChunk } from '@tanstack/ai'
-import { createHost, type HarnessStore, isHarnessError, type LeaseHeldError, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, type HarnessStore, isHarnessError } from '@tanstack/ai-harness'
+import type { LeaseHeldError, LogEntry } from '@tanstack/ai-harness/store'
 import { checkoutHarness } from '../agent/harness.js'
 import type { ModelChoice } from '../agent/model.js'
 import { CliError, ExitCode, messageOf, usageError } from '../exit-codes.js'

@@ -158,6 +158,18 @@ export type DurableTool<
   readonly [DURABLE]: DurableMeta
 }
 
+/**
+ * Marks the context a session gives a tool call (`LiveToolCall.contextFor`). A durable
+ * tool's `execute` that gets a marked context runs on the session's steps; any other
+ * context is plain `chat()`'s. A symbol key, so a wrapper's `{ ...context }` keeps it.
+ */
+export const SESSION_CONTEXT = Symbol.for('@tanstack/ai-harness/session-context')
+
+/** True for a context a session made for a tool call (see `SESSION_CONTEXT`). */
+export function isSessionContext(context: unknown): context is DurableToolContext {
+  return typeof context === 'object' && context !== null && (context as { [SESSION_CONTEXT]?: unknown })[SESSION_CONTEXT] === true
+}
+
 /** The durable parts of a tool, or undefined for an ordinary tool. */
 export function durableMetaOf(tool: unknown): DurableMeta | undefined {
   return typeof tool === 'object' && tool !== null ? (tool as { [DURABLE]?: DurableMeta })[DURABLE] : undefined
@@ -194,6 +206,9 @@ export function durableTool<
     timeoutMs: given.timeoutMs,
   }
   const plain = definition.server(async (args, context) => {
+    // In a session the call's context is the session's (steps in the log, its own time
+    // limit): a middleware that wraps this execute passes it on, and so runs in sessions too.
+    if (isSessionContext(context)) return meta.execute(args, context) as never
     const life = { ended: false }
     const limit = deadline(context?.abortSignal ?? new AbortController().signal, meta.timeoutMs, () =>
       toolTimedOut(definition.name, meta.timeoutMs!),

@@ -19,9 +19,16 @@ export interface ToolCallOutcome {
 /**
  * Runs after a tool call, in order, before the result is logged and shown to the model.
  * Return `{ result }` to replace the result (also an error's); the replacement is what
- * the model sees and what the log keeps.
+ * the model sees and what the log keeps. Unlike TanStack AI middleware's
+ * `onAfterToolCall`, which only observes, this one may change the result.
  */
-export type AfterToolCallHook = (outcome: ToolCallOutcome) => void | { result: unknown } | Promise<void | { result: unknown }>
+export type ToolResultHook = (outcome: ToolCallOutcome) => void | { result: unknown } | Promise<void | { result: unknown }>
+
+/**
+ * The old name of {@link ToolResultHook}.
+ * @deprecated Use `ToolResultHook` (the hook is `HarnessOptions.replaceToolResult`).
+ */
+export type AfterToolCallHook = ToolResultHook
 
 export interface HarnessOptions {
   /** Stored in each session's first record; a session opens only with the harness that made it. */
@@ -32,8 +39,18 @@ export interface HarnessOptions {
   systemPrompts?: string[]
   /** TanStack AI chat middleware, passed to every `chat()` run of the session. */
   middleware?: ChatMiddleware<any>[]
-  /** Hooks that may replace a tool's result before the model and the log see it. */
-  onAfterToolCall?: AfterToolCallHook | AfterToolCallHook[]
+  /**
+   * Hooks that may replace a tool's result before the model and the log see it (see
+   * `ToolResultHook`). Named apart from TanStack AI middleware's `onAfterToolCall`, which
+   * only observes a call; a middleware's hook runs as it does in `chat()`.
+   */
+  replaceToolResult?: ToolResultHook | ToolResultHook[]
+  /**
+   * The old name of `replaceToolResult`; hooks given here run after those given there.
+   * @deprecated Use `replaceToolResult`: this name collides with TanStack AI middleware's
+   * observe-only `onAfterToolCall`, and this hook may replace the result.
+   */
+  onAfterToolCall?: ToolResultHook | ToolResultHook[]
   /**
    * Replay policy of ordinary (non-durable) tools by name. Ordinary tools default to
    * `'never'`: after a crash they get a tool error instead of running again.
@@ -101,12 +118,17 @@ export interface Harness {
    * never run again.
    */
   replayOfCall(call: LoggedToolCall): ReplayPolicy
-  readonly hooks: AfterToolCallHook[]
+  readonly hooks: ToolResultHook[]
   readonly cutToolError: string
 }
 
 const isTool = (tool: unknown) => isObject(tool) && typeof tool.name === 'string' && tool.name !== ''
 const isHook = (hook: unknown) => typeof hook === 'function'
+
+const HOOKS_RULE = {
+  accepts: 'a hook function, or an array of them: (outcome) => void | { result }',
+  test: (v: unknown) => isHook(v) || (Array.isArray(v) && v.every(isHook)),
+}
 
 const HARNESS_OPTIONS: OptionRules = {
   name: rules.nonEmptyString("{ name: 'checkout' } (sessions record which harness made them)", true),
@@ -118,10 +140,8 @@ const HARNESS_OPTIONS: OptionRules = {
   tools: rules.arrayOf('an array of tools (toolDefinition(...).server(...), durableTool(...) or agentTool(...))', isTool),
   systemPrompts: rules.arrayOf('an array of strings', (v) => typeof v === 'string'),
   middleware: rules.arrayOf('an array of TanStack AI chat middleware objects', isObject),
-  onAfterToolCall: {
-    accepts: 'a hook function, or an array of them: (outcome) => void | { result }',
-    test: (v) => isHook(v) || (Array.isArray(v) && v.every(isHook)),
-  },
+  replaceToolResult: HOOKS_RULE,
+  onAfterToolCall: HOOKS_RULE,
   replay: {
     accepts: "an object of tool names to 'safe' or 'never', e.g. { lookup: 'safe' }",
     test: (v) => isObject(v) && Object.values(v).every((p) => p === 'safe' || p === 'never'),
@@ -154,7 +174,7 @@ export function defineHarness(options: HarnessOptions): Harness {
       )
     byName.set(tool.name, tool)
   }
-  const hooks = options.onAfterToolCall === undefined ? [] : [options.onAfterToolCall].flat()
+  const hooks = [options.replaceToolResult ?? [], options.onAfterToolCall ?? []].flat()
   const replayOfTool = (tool: AnyTool): ReplayPolicy => {
     // Nobody knows what a cut child agent did: never run it again blindly.
     if (isAgentTool(tool)) return 'never'

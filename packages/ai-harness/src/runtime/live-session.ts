@@ -15,7 +15,7 @@ import type { SessionRuntime } from './session-runtime.js'
 import { SessionWriter } from './session-writer.js'
 import type { GuardedStore } from './store-boundary.js'
 import { after } from './timings.js'
-import { beginTurnTrace, traceStore } from './tracing.js'
+import { beginTurnTrace, dropTurnTrace, traceStore } from './tracing.js'
 import { TurnRun } from './turn-run.js'
 import { chatTurn } from './turn-runner.js'
 import { WakeupPolicy } from './wakeup-policy.js'
@@ -58,7 +58,7 @@ export class LiveSession implements Session {
     this.id = sessionId
     this.harness = harness
     this.#args = args
-    this.#phase = { name: state.openTurn ? (parkedCall(state) ? 'waiting' : 'cut') : 'idle' }
+    this.#phase = { name: this.#restingPhase() }
     this.#lease = new SessionLease(store, sessionId, args.lease, {
       ...timings,
       clock,
@@ -224,6 +224,12 @@ export class LiveSession implements Session {
     await this.#letGo('closed')
   }
 
+  /** The phase of a held session with no run, from the log's state: a waiting turn, a cut one, or none. */
+  #restingPhase(): 'idle' | 'cut' | 'waiting' {
+    const { state } = this.#args
+    return state.openTurn ? (parkedCall(state) ? 'waiting' : 'cut') : 'idle'
+  }
+
   #running(): TurnRun | undefined {
     return this.#phase.name === 'running' ? this.#phase.turnRun : undefined
   }
@@ -286,7 +292,9 @@ export class LiveSession implements Session {
       // No secret leaves the session in an error message either (a model's or a tool's error text).
       throw scrubError(this.#runtime.scanner, error)
     } finally {
-      if (this.#running() === turnRun) this.#phase = { name: turnRun.outcome?.kind === 'deleted' ? 'deleted' : 'cut' }
+      // A run that ended without parking or finishing leaves what the log says: a cut turn,
+      // a waiting one (a send refused while the turn waits), or none (a resume with nothing to resume).
+      if (this.#running() === turnRun) this.#phase = { name: turnRun.outcome?.kind === 'deleted' ? 'deleted' : this.#restingPhase() }
       turnRun.finish()
     }
   }
@@ -326,18 +334,25 @@ export class LiveSession implements Session {
           `Prompt message ${i} holds a secret of the session at ${secret.path}; send it without the secret.`,
         )
     }
-    await runtime.writer.append([
-      {
-        type: 'harness.turn.started',
-        turnId,
-        messages,
-        at: clock.now(),
-        host: hostId,
-        fence: this.#lease.fence,
-        ...(ref ? { input: { ...ref } } : {}),
-        ...(await beginTurnTrace(runtime, turnId, hostId)),
-      },
-    ])
+    const trace = await beginTurnTrace(runtime, turnId, hostId)
+    try {
+      await runtime.writer.append([
+        {
+          type: 'harness.turn.started',
+          turnId,
+          messages,
+          at: clock.now(),
+          host: hostId,
+          fence: this.#lease.fence,
+          ...(ref ? { input: { ...ref } } : {}),
+          ...trace,
+        },
+      ])
+    } catch (error) {
+      // No run takes the turn's span: it ends here, failed, rather than never.
+      dropTurnTrace(runtime, turnId, error)
+      throw error
+    }
     yield* chatTurn(runtime, turnId, turnRun)
   }
 

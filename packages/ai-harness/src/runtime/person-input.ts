@@ -1,4 +1,5 @@
 import { HarnessError, isHarnessError } from '../contract/errors.js'
+import { prepareBatch } from '../contract/prepare-batch.js'
 import type { Clock, LogRecord } from '../contract/types.js'
 import { resolvableSecrets } from '../secrets/session-secrets.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
@@ -32,6 +33,9 @@ export async function logPersonInput(
     const state = await readAndFold(store, sessionId)
     const record = await decide(state)
     if (record === undefined) return wake(store, clock, sessionId)
+    // A record the store refuses (RECORD_TOO_LARGE) is refused before the wakeup moves:
+    // the session must stay where it waits (WAITING_FOR_PERSON, on the waiting list).
+    prepareBatch([record], store.limits)
     await wake(store, clock, sessionId)
     try {
       await store.append(sessionId, state.nextSeq, [record])

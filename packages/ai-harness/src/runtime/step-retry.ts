@@ -113,11 +113,23 @@ export function stepPolicy(...levels: ReadonlyArray<StepOptions | undefined>): S
   return policy
 }
 
+/**
+ * The latest time a durable wait may end at (a sleep's wake time, a retry's due time): just
+ * before `WAITING_FOR_PERSON` (= `MAX_TIME_MS`), the never-due wakeup that marks a session
+ * waiting for a person, so a long wait is never listed as one.
+ */
+export const LATEST_WAKE_MS = MAX_TIME_MS - 1
+
 /** The wait after the failed attempt `attempt` (1 for the first): delayMs × backoff^(attempt-1), at most maxDelayMs. */
 export function retryDelay(policy: StepPolicy, attempt: number): number {
   if (policy.delayMs === 0) return 0
   // Never past the latest time a store keeps, however long the backoff grows.
   return Math.min(policy.delayMs * policy.backoff ** (attempt - 1), policy.maxDelayMs, MAX_TIME_MS)
+}
+
+/** When the attempt after the failed attempt `attempt` (logged at `at`) is due: never later than `LATEST_WAKE_MS`. */
+export function retryAt(policy: StepPolicy, attempt: number, at: number): number {
+  return Math.min(LATEST_WAKE_MS, Math.ceil(at + retryDelay(policy, attempt)))
 }
 
 /** Whether the failure of attempt `attempt` ends the step: no attempts left, a `NonRetryableError`, or the predicate says so. */

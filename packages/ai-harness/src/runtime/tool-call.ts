@@ -2,11 +2,13 @@ import { type AnyTool, convertSchemaToJsonSchema, type ToolExecutionContext, val
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { isWellFormedText } from '../contract/prepare-batch.js'
 import { checkRecords, type RecordRules } from '../contract/record-checks.js'
-import { type LogRecord, MAX_TIME_MS } from '../contract/types.js'
+import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { AgentCallCut, childStanding } from './agent-child.js'
-import { type AgentMeta, agentMetaOf, childSessionId } from './agent-tool.js'
+import { AgentCallCut } from './agent-child.js'
+import { runAgentCall } from './agent-call.js'
+import { agentMetaOf } from './agent-tool.js'
+import { approvalGate, settleDenied } from './approval-gate.js'
 import {
   type AppendRecords,
   assertSleepMs,
@@ -15,11 +17,12 @@ import {
   claimStepName,
   type DurableToolContext,
   durableMetaOf,
+  isSessionContext,
+  SESSION_CONTEXT,
   type Step,
   type StepRunContext,
   stepDoArguments,
 } from './durable-tool.js'
-import { HARNESS_EVENTS } from './event-names.js'
 import { asOwn, own, ownFailureIn } from './own-failures.js'
 import { isParkSignal, ParkSignal } from './park.js'
 import {
@@ -33,7 +36,8 @@ import { RecordError, StepError, StepFailedError, toolCallSettled, toolTimedOut 
 import {
   failureText,
   isFinalFailure,
-  retryDelay,
+  LATEST_WAKE_MS,
+  retryAt,
   runAttempt,
   shortFailureText,
   type StepOptions,
@@ -42,7 +46,7 @@ import {
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
-import { cutAtResume, foldLog, questionId } from './session-fold.js'
+import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import type { SessionWriter } from './session-writer.js'
@@ -73,6 +77,8 @@ export interface ChatLoopControl {
   stop(reason: object): void
   /** True once the chat loop stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
+  /** True once the chat loop stopped because a call parked (on purpose: no failure). */
+  readonly parked: boolean
   /** The context of the turn run's span: tool call spans are its children. */
   readonly trace?: OtelContext
 }
@@ -338,15 +344,7 @@ export class LiveToolCall {
     this.#assertLive('step.do')
     // Its path can name a key that holds a secret.
     scrubbed(this.session, () => assertStepJson(name, value))
-    const secret = this.session.scanner.find(value)
-    if (secret) {
-      throw new StepError(
-        'STEP_SECRET',
-        name,
-        `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
-        secret.path,
-      )
-    }
+    refuseStepSecret(this.session, name, value)
     const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
     // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
     // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
@@ -388,12 +386,13 @@ export class LiveToolCall {
       toolCallId: this.toolCallId,
       name,
       attempt,
-      error: this.session.scanner.redactText(shortFailureText(failureText(error))),
+      // Redacted before it is cut: a secret across the cut would leave its first part in the log.
+      error: shortFailureText(this.session.scanner.redactText(failureText(error))),
       timedOut,
       final,
       at,
     }
-    if (!final) record.retryAt = Math.min(MAX_TIME_MS, Math.ceil(at + retryDelay(policy, attempt)))
+    if (!final) record.retryAt = retryAt(policy, attempt, at)
     // A long message must not make the record too large for the store: it is cut further.
     while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
       record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
@@ -445,6 +444,9 @@ export class LiveToolCall {
       claimStepName(this.#usedNames, name)
       const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
       if (stored) {
+        // A secret the session learned after the value was logged (a later secret() read): the log
+        // keeps it already, but the tool must not get it back, as on the run that stored it.
+        if (this.session.scanner.size > 0) refuseStepSecret(this.session, name, stored.value)
         const record = {
           type: 'harness.step',
           toolCallId: this.toolCallId,
@@ -455,6 +457,10 @@ export class LiveToolCall {
         return jsonCopy(stored.value) as never
       }
       const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
+      // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
+      if (policy.attempts > 1 && !(this.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
+        throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
+      }
       const first = await this.#nextAttempt(name, policy)
       const idempotencyKey = `${this.idPrefix}${name}`
       for (let attempt = first; ; attempt++) {
@@ -475,13 +481,7 @@ export class LiveToolCall {
       if (wakeAt === undefined) {
         // The wake time is fixed on the first run, so a crash does not restart the wait.
         wakeAt = Math.ceil(now + ms)
-        if (!(wakeAt <= MAX_TIME_MS)) {
-          throw new StepError(
-            'INVALID_ARGUMENT',
-            name,
-            `step.sleep(${JSON.stringify(name)}, ${ms}) would wake after ${new Date(MAX_TIME_MS).toISOString()}, the latest time a store keeps (MAX_TIME_MS). Sleep for less; nothing was written.`,
-          )
-        }
+        if (!(wakeAt <= LATEST_WAKE_MS)) throw waitTooLong(`step.sleep(${JSON.stringify(name)}, ${ms})`, name)
         const record: LogRecord = { type: 'harness.sleep', toolCallId: this.toolCallId, name, wakeAt }
         this.#assertFits('step.sleep', name, record, this.session.store.limits.maxRecordBytes, 'sleep name')
         claimStepName(this.#usedNames, name)
@@ -600,8 +600,9 @@ export class LiveToolCall {
   }
 
   contextFor(context: ToolExecutionContext | undefined): DurableToolContext {
-    return {
+    const durable: DurableToolContext & { [SESSION_CONTEXT]: true } = {
       ...(context as ToolExecutionContext),
+      [SESSION_CONTEXT]: true,
       abortSignal: this.signal,
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
@@ -609,6 +610,7 @@ export class LiveToolCall {
       append: (records) => scrubbed(this.session, () => this.append(records)),
       secret: this.secret,
     }
+    return durable
   }
 
   /** Records the outcome with the buffered app records, in one append. */
@@ -646,6 +648,28 @@ const TOOL_RECORD_RULES: RecordRules = {
     }
   },
   error: (code, message, path) => new RecordError(code, message, path),
+}
+
+/** Refuses a step value that holds a secret of the session (`STEP_SECRET`): the tool must not get it, nor the log keep it. */
+function refuseStepSecret(session: SessionRuntime, name: string, value: unknown): void {
+  const secret = session.scanner.find(value)
+  if (secret) {
+    throw new StepError(
+      'STEP_SECRET',
+      name,
+      `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
+      secret.path,
+    )
+  }
+}
+
+/** A durable wait that would end after `LATEST_WAKE_MS`: refused before anything runs or is written. */
+function waitTooLong(what: string, name: string): StepError {
+  return new StepError(
+    'INVALID_ARGUMENT',
+    name,
+    `${what} would wait until after ${new Date(LATEST_WAKE_MS).toISOString()}, the latest time a durable wait may end (MAX_TIME_MS - 1). Wait for less; nothing was written.`,
+  )
 }
 
 /** Runs `check`; an error it throws leaves without the session's secrets. */
@@ -690,6 +714,9 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
     // since it would end the run without a result the log can hold.
     needsApproval: false,
     execute: async (args: unknown, context?: ToolExecutionContext) => {
+      // A middleware wrapped this bound tool, and chat() got the wrapper bound again: the
+      // outer binding runs the call; this one only passes it on, as the tool would be called.
+      if (isSessionContext(context)) return original ? original(args, context) : meta?.execute(args, context)
       const toolCallId = context?.toolCallId
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
       // A stopped run starts no more calls: they stay open, and run when the session resumes.
@@ -708,7 +735,8 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
       try {
         return await span.run(() => runCall(session, tool, control, { args, context, toolCallId, span }))
       } catch (error) {
-        span.fail(error)
+        // A park is no error: a sleep, a question or a retry wait must not fire error-rate alerts.
+        if (!control.parked) span.fail(error)
         throw error
       } finally {
         span.end()
@@ -760,25 +788,6 @@ interface CallOutcome {
   error?: unknown
 }
 
-/** A denied call: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it. */
-async function settleDenied(
-  session: SessionRuntime,
-  tool: AnyTool,
-  control: ChatLoopControl,
-  toolCallId: string,
-  span: HarnessSpan,
-): Promise<never> {
-  span.set({ [ATTR.outcome]: 'denied' })
-  const seen = { error: DENIED_TOOL_ERROR }
-  try {
-    await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
-  } catch (caught) {
-    control.stop(own(session, caught))
-    throw caught
-  }
-  throw new Error(DENIED_TOOL_ERROR)
-}
-
 /**
  * Runs the tool (an agent's child session, a durable tool with its steps, or a plain
  * tool). Whatever it throws is the call's error, except the session's own failures and
@@ -794,10 +803,13 @@ async function executeCall(
   const meta = durableMetaOf(tool)
   const agent = agentMetaOf(tool)
   try {
+    // A durable tool runs through the tool's own execute, as chat() would call it: a
+    // middleware's wrapper of it (permissions, metering) runs in a session too, and the
+    // durable execute under it finds the session's context (see `isSessionContext`).
     const value = agent
       ? await runAgentCall(call, agent, args, context)
       : meta
-        ? await call.deadline.race(Promise.resolve(meta.execute(args, call.contextFor(context))))
+        ? await call.deadline.race(Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))))
         : await tool.execute!(args, call.contextFor(context))
     // A tool that caught its step's park signal (or a lost write) still stops the run.
     if (call.stop) throw call.stop
@@ -818,7 +830,7 @@ async function executeCall(
   }
 }
 
-/** The harness's `onAfterToolCall` hooks, in order: each may replace the result, also an error's. */
+/** The harness's `replaceToolResult` hooks (then the deprecated `onAfterToolCall` ones), in order: each may replace the result, also an error's. */
 async function applyHooks(
   session: SessionRuntime,
   tool: AnyTool,
@@ -894,134 +906,9 @@ async function settleCall(
   }
 }
 
-/** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
-export const DENIED_TOOL_ERROR = 'User declined tool execution'
-
-/**
- * The approval of a call of a tool with `needsApproval`: true when it was approved, false
- * when it was denied. A call without a decision parks the run: its request is logged first
- * (if the batch's assistant record did not carry it), so any host can decide it.
- */
-async function approvalGate(
-  session: SessionRuntime,
-  tool: AnyTool,
-  control: ChatLoopControl,
-  toolCallId: string,
-  span: HarnessSpan,
-): Promise<boolean> {
-  const approval = session.state.approvals.get(toolCallId)
-  if (approval?.decision) return approval.decision.approved
-  try {
-    if (!approval) {
-      const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
-      await asOwn(session, () => session.writer.append([request]))
-    }
-  } catch (caught) {
-    control.stop(own(session, caught))
-    throw caught
-  }
-  span.set({ [ATTR.outcome]: 'parked' })
-  const signal = own(session, new ParkSignal(toolCallId, 'approval', null, { toolCallId })) as ParkSignal
-  control.stop(signal)
-  throw signal
-}
-
-/**
- * Failures of a child session's machinery that may pass (another host drives the child,
- * a conflict, a store outage): they stop the parent's run, and the parent call keeps its
- * place. Any other failure of the child is a tool error of the parent call.
- */
 /** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
 const CUT_ATTEMPT_ERROR =
   'The attempt began and never ended: its host stopped or crashed while fn ran. No attempts are left; its side effect may have happened.'
 
 /** The bytes a step record's JSON gains with its value, besides the value's own text. */
 const VALUE_KEY_BYTES = ',"value":'.length
-
-const PASSING_CHILD_FAILURES = new Set(['LOG_CONFLICT', 'LEASE_LOST', 'LEASE_HELD', 'STORE_UNAVAILABLE', 'SESSION_BUSY'])
-
-function childFailure(session: SessionRuntime, error: unknown): unknown {
-  if (isHarnessError(error) && !PASSING_CHILD_FAILURES.has(error.code)) return error
-  return own(session, error)
-}
-
-/** Why the turn of a child cut while it ran was ended. */
-const CUT_CHILD_REASON = 'The agent call that ran this session was cut by a crash; it does not run again.'
-
-/**
- * Runs (or continues) the child session of an agent-tool call. A child that waits for a
- * person parks the parent call; its question is forwarded on the parent's stream.
- */
-async function runAgentCall(
-  call: LiveToolCall,
-  agent: AgentMeta,
-  args: unknown,
-  context: ToolExecutionContext | undefined,
-): Promise<unknown> {
-  const { session, toolCallId } = call
-  const childId = childSessionId(session.sessionId, toolCallId)
-  const parkedOnChild = session.state.parked.get(toolCallId)?.reason === 'agent'
-  if (parkedOnChild) {
-    // The call waited on its child, so the child's log exists, unless it was deleted: then
-    // opening it would bring a deleted session back. Nobody knows what it did.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
-    if (!first) {
-      throw new Error(
-        `The session of the agent ${JSON.stringify(agent.harness.name)} (${childId}) was deleted while this call waited for it; nobody knows what it did. Check its effects before you call it again.`,
-      )
-    }
-  }
-  if (!parkedOnChild && cutAtResume(session.state, toolCallId)) {
-    // A crash cut the call before its child logged anything: the seed gives it the tool
-    // error, and the child session is never created for it.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
-    if (!first) throw new AgentCallCut(session.harness.cutToolError)
-  }
-  let child: Awaited<ReturnType<SessionRuntime['openChild']>>
-  try {
-    child = await session.openChild(agent.harness, childId, { sessionId: session.sessionId, toolCallId })
-  } catch (error) {
-    throw childFailure(session, error)
-  }
-  let cut = false
-  try {
-    const approvals: Array<Record<string, unknown>> = []
-    const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.question) {
-        // The parent's stream redacts it, keeping its ids and names.
-        context?.emitCustomEvent?.(HARNESS_EVENTS.question, chunk.value as Record<string, unknown>)
-      }
-      // chat() would put the parent's call id on a forwarded event: the parent's park streams these as they are.
-      if (chunk.type === 'CUSTOM' && chunk.name === HARNESS_EVENTS.approval) approvals.push(chunk.value as Record<string, unknown>)
-    }
-    let log: Awaited<ReturnType<typeof child.entries>> = []
-    try {
-      const entries = await child.entries()
-      // A call that did not park on its child is new, or was cut by a crash: the child's log
-      // says which, and what the seed prescribes (see ChildStanding).
-      let standing = parkedOnChild ? 'waiting' : await childStanding(session.store, agent.harness, childId, foldLog(entries))
-      // The seed: a cut agent call gets a tool error, even when its child had not started yet.
-      if (standing === 'new' && cutAtResume(session.state, toolCallId)) standing = 'ended'
-      if (standing === 'cut' || standing === 'ended') {
-        // It never runs again: its turn (and those of its own agent children) ends here, before the call settles.
-        if (standing === 'cut') await child.cancel(CUT_CHILD_REASON)
-        cut = true
-      } else {
-        const stream = standing === 'new' ? child.send(agent.prompt(args)) : child.resume()
-        for await (const chunk of stream) forward(chunk as never)
-        if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
-        log = await child.entries()
-      }
-    } catch (error) {
-      throw ownFailureIn(session, error) ? error : childFailure(session, error)
-    }
-    if (cut) throw new AgentCallCut(session.harness.cutToolError)
-    if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
-      throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
-    }
-    const answers = log.filter((e) => e.record.type === 'harness.assistant' && (e.record.toolCalls as unknown[]).length === 0)
-    return String(answers.at(-1)?.record.text ?? '')
-  } finally {
-    await child.close().catch(() => {})
-  }
-}

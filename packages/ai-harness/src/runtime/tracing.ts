@@ -396,6 +396,16 @@ export async function beginTurnTrace(session: SessionRuntime, turnId: string, ho
   return span.logged ? { trace: { traceId: span.logged.traceId, spanId: span.logged.spanId, flags: span.logged.flags } } : {}
 }
 
+/** Ends the span `beginTurnTrace` started for a turn whose start was never logged (its write failed): no run takes it. */
+export function dropTurnTrace(session: SessionRuntime, turnId: string, error: unknown): void {
+  const fresh = newTurns.get(session)
+  if (fresh?.turnId !== turnId) return
+  newTurns.delete(session)
+  fresh.span.fail(error)
+  fresh.span.set({ [ATTR.outcome]: 'failed' })
+  fresh.span.end()
+}
+
 /**
  * The span of one run of a turn: for the first run, the span `beginTurnTrace` started;
  * for a run after a crash, a wait or a hand-off, a new span in the same trace, a child of

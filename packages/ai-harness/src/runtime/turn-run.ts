@@ -22,6 +22,8 @@ export interface TurnRunControl {
   /** Why the session stopped (a conflict, a lost lease), if it did. */
   stopped(): Error | undefined
   outcome?: TurnRunOutcome
+  /** Calls `listener` if a stop gives up waiting for the run (see `TurnRun.stop`); returns the way to stop listening. */
+  onAbandoned?(listener: () => void): () => void
 }
 
 /**
@@ -58,6 +60,13 @@ export class TurnRun implements TurnRunControl {
 
   stopped(): Error | undefined {
     return this.stoppedBy()
+  }
+
+  readonly #onAbandoned = new Set<() => void>()
+
+  onAbandoned(listener: () => void): () => void {
+    this.#onAbandoned.add(listener)
+    return () => this.#onAbandoned.delete(listener)
   }
 
   /** True once a stop gave up waiting for the run: whatever it does later counts for nothing. */
@@ -119,6 +128,8 @@ export class TurnRun implements TurnRunControl {
     if (!ended) {
       this.#abandoned = true
       this.#abandon()
+      for (const listener of this.#onAbandoned) listener()
+      this.#onAbandoned.clear()
     }
     return ended
   }

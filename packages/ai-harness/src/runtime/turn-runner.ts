@@ -27,13 +27,23 @@ import type { TurnRunControl } from './turn-run.js'
 export async function* chatTurn(session: SessionRuntime, turnId: string, control: TurnRunControl): AsyncGenerator<StreamChunk> {
   // One span per run of the turn; spans started while it runs (tools, steps, the store, chat()'s own) nest under it.
   const span = await turnSpan(session, turnId)
+  // A run that a stop gave up on never reaches the finally below: its span ends then.
+  const unwatch = control.onAbandoned?.(() => {
+    span.set({ [ATTR.outcome]: 'abandoned' })
+    span.end()
+  })
+  let threw = false
   try {
     yield* inSpan(span, chatLoopAndEnd(session, turnId, control, span.context))
   } catch (error) {
+    threw = true
     span.fail(error)
     throw error
   } finally {
-    span.set({ [ATTR.outcome]: control.outcome?.kind ?? 'stopped' })
+    unwatch?.()
+    // A throw that no stop explains (the model call failed, say) is a failed run, not a stopped one.
+    const stopped = control.stopped() !== undefined || control.abortController.signal.aborted
+    span.set({ [ATTR.outcome]: control.outcome?.kind ?? (threw && !stopped ? 'failed' : 'stopped') })
     span.end()
   }
 }
@@ -78,6 +88,10 @@ class ChatLoopState implements ChatLoopControl {
 
   get stopped(): boolean {
     return this.fatal !== undefined || this.abortController.signal.aborted
+  }
+
+  get parked(): boolean {
+    return isParkSignal(this.fatal)
   }
 
   /** Appends through the session's writer; a failed append stops the loop too. */

@@ -34,6 +34,7 @@ export { ASSUMED_CLOCK_SKEW_MS, EXPIRY_ONLY_LEASE_MS } from './lease-defaults.js
 export type { JsonObject, JsonPrimitive, JsonValue } from '../json/json-types.js'
 export {
   type HarnessErrorCode,
+  type HarnessErrorOptions,
   HarnessError,
   isHarnessError,
   LeaseHeldError,

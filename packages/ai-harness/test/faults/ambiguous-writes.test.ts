@@ -1,4 +1,5 @@
-import { HARNESS_EVENTS, LogConflictError, WAITING_FOR_PERSON } from '@tanstack/ai-harness'
+import { HARNESS_EVENTS } from '@tanstack/ai-harness'
+import { LogConflictError, WAITING_FOR_PERSON } from '@tanstack/ai-harness/store'
 import { appendOf } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { askHarness, chatHarness, faultWorld } from '../support/faults.js'

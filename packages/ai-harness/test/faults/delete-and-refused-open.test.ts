@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { agentTool, childSessionId, defineHarness } from '@tanstack/ai-harness'
+import { agentTool, defineHarness } from '@tanstack/ai-harness'
+import { childSessionId } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, createWorker, defineHarness, durableTool, type HarnessStore, LeaseLostError, type Lease } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool, type HarnessStore } from '@tanstack/ai-harness'
+import { LeaseLostError, type Lease } from '@tanstack/ai-harness/store'
 import { appendOf, createManualClock, scriptedText } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, HARNESS_EVENTS, type LogRecord } from '@tanstack/ai-harness'
+import { defineHarness, durableTool, HARNESS_EVENTS } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

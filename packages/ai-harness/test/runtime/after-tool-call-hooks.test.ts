@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { type AfterToolCallHook, defineHarness, durableTool, type ToolCallOutcome } from '@tanstack/ai-harness'
+import { type AfterToolCallHook, defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { ToolCallOutcome } from '@tanstack/ai-harness/log'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
@@ -135,5 +136,33 @@ describe('onAfterToolCall hooks of defineHarness', () => {
     expect(adapter.requests).toHaveLength(3)
     expect(lastToolMessages(adapter)).toEqual(seenBeforeCrash)
     expect(recordsOf(await reopened.entries(), 'harness.turn.finished')).toHaveLength(1)
+  })
+})
+
+describe('replaceToolResult, the name of the result-replacing hook apart from TanStack AI middleware', () => {
+  it('replaces the result as onAfterToolCall did; hooks given under the old, deprecated name run after it', async () => {
+    const world = createWorld()
+    const order: string[] = []
+    const harness = defineHarness({
+      name: 'hooks',
+      adapter: batchModel([{ name: 'quote' }]),
+      tools: [quote],
+      replaceToolResult: (outcome) => {
+        order.push('replaceToolResult')
+        return { result: { ...(outcome.result as object), currency: 'EUR' } }
+      },
+      onAfterToolCall: (outcome) => {
+        order.push(`onAfterToolCall saw ${JSON.stringify(outcome.result)}`)
+      },
+    })
+    const session = await world.start(harness, 'host-1').host.open({ sessionId: 'renamed' })
+    await drain(session.send('price my cart'))
+    const [result] = recordsOf(await session.entries(), 'harness.tool.result')
+    expect(result).toMatchObject({ ok: true, result: { cents: 1200, currency: 'EUR' } })
+    expect(order).toEqual(['replaceToolResult', 'onAfterToolCall saw {"cents":1200,"currency":"EUR"}'])
+  })
+
+  it('refuses a replaceToolResult that is not a function or an array of them', async () => {
+    expect(() => defineHarness({ name: 'h', adapter: batchModel([]), replaceToolResult: 'nope' as never })).toThrow(/replaceToolResult/)
   })
 })

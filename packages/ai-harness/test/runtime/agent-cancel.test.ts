@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { agentTool, childSessionId, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
+import { agentTool, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
+import { childSessionId } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { childSessionId, durableTool } from '@tanstack/ai-harness'
+import { durableTool } from '@tanstack/ai-harness'
+import { childSessionId } from '@tanstack/ai-harness/log'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,15 +1,6 @@
 import { type StreamChunk, StreamProcessor, toolDefinition } from '@tanstack/ai'
-import {
-  agentTool,
-  childSessionId,
-  createWorker,
-  DENIED_TOOL_ERROR,
-  defineHarness,
-  durableTool,
-  HARNESS_EVENTS,
-  type Harness,
-  openWaits,
-} from '@tanstack/ai-harness'
+import { agentTool, createWorker, defineHarness, durableTool, HARNESS_EVENTS, type Harness } from '@tanstack/ai-harness'
+import { childSessionId, DENIED_TOOL_ERROR, openWaits } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

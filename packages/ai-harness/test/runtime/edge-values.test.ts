@@ -1,5 +1,6 @@
 import { chat, toolDefinition } from '@tanstack/ai'
-import { createHost, defineHarness, type DurableToolContext, durableTool, MAX_TIME_MS } from '@tanstack/ai-harness'
+import { createHost, defineHarness, type DurableToolContext, durableTool } from '@tanstack/ai-harness'
+import { MAX_TIME_MS } from '@tanstack/ai-harness/store'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { type AnyTool, type ChatMiddleware, toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, type LogRecord } from '@tanstack/ai-harness'
+import { defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { batchModel, createWorld, drain, recordsOf, runUntilCrash } from '../support/harness.js'
@@ -92,4 +93,126 @@ describe('a durable tool that a middleware adds', () => {
       expect(recordsOf(entries, 'harness.turn.finished')).toHaveLength(1)
     })
   }
+})
+
+/** A middleware that wraps every tool's execute as `{ ...tool, execute: wrapped }`, as permission and metering middleware do. */
+const wrapEvery = (
+  name: string,
+  wrap: (tool: AnyTool, execute: NonNullable<AnyTool['execute']>) => AnyTool['execute'],
+): ChatMiddleware => ({
+  name,
+  onConfig: (_ctx, config) => ({
+    tools: config.tools.map((tool) => (tool.execute ? ({ ...tool, execute: wrap(tool, tool.execute) } as AnyTool) : tool)),
+  }),
+})
+
+/** Refuses the tools not in `allowed`, before they run. */
+const permissions = (allowed: string[], checked: string[]) =>
+  wrapEvery('permissions', (tool, execute) => async (args, context) => {
+    checked.push(tool.name)
+    if (!allowed.includes(tool.name)) throw new Error(`${tool.name} is not allowed for this user`)
+    return execute(args, context)
+  })
+
+/** Counts each call and adds its cost to the result. */
+const metering = (meter: Array<{ tool: string; ok: boolean }>) =>
+  wrapEvery('metering', (tool, execute) => async (args, context) => {
+    try {
+      const result = await execute(args, context)
+      meter.push({ tool: tool.name, ok: true })
+      return { ...(result as object), cost: 1 }
+    } catch (error) {
+      meter.push({ tool: tool.name, ok: false })
+      throw error
+    }
+  })
+
+/** The checkout without its app record (plain chat() has no log for one): it runs in both. */
+function chargeTool(effects: string[]) {
+  return durableTool(
+    toolDefinition({ name: 'checkout', description: 'Charge and invoice', inputSchema: z.object({}) }),
+    async (_a, { step }) => {
+      const charge = await step.do('charge', ({ idempotencyKey }) => {
+        effects.push(idempotencyKey)
+        return { id: 'ch_1' }
+      })
+      await step.do('invoice', ({ idempotencyKey }) => {
+        effects.push(idempotencyKey)
+      })
+      return { charged: charge.id }
+    },
+  )
+}
+
+describe('a durable tool that a middleware wraps ({ ...tool, execute: wrapped })', () => {
+  /** What the wrapper saw and what the model got, in plain chat() and then in a session. */
+  async function both(middleware: () => ChatMiddleware[]) {
+    const { chat } = await import('@tanstack/ai')
+    const plainEffects: string[] = []
+    const adapter = batchModel([{ name: 'checkout' }])
+    for await (const _ of chat({
+      adapter,
+      messages: [{ role: 'user', content: 'check out' }],
+      tools: [chargeTool(plainEffects)],
+      middleware: middleware(),
+    }));
+    const plainResult = adapter.requests.at(-1)?.find((m) => m.role === 'tool')?.content
+
+    const world = createWorld()
+    const effects: string[] = []
+    const harness = defineHarness({
+      name: 'shop',
+      adapter: batchModel([{ name: 'checkout' }]),
+      tools: [chargeTool(effects)],
+      middleware: middleware(),
+    })
+    const session = await world.start(harness, 'host').host.open({ sessionId: 'wrapped' })
+    await drain(session.send('check out'))
+    const entries = await session.entries()
+    const results = recordsOf(entries, 'harness.tool.result')
+    expect(results).toHaveLength(1)
+    return {
+      plainEffects,
+      plainResult: JSON.parse(String(plainResult)),
+      effects,
+      result: results[0],
+      steps: recordsOf(entries, 'harness.step'),
+    }
+  }
+
+  it('a permission wrapper that refuses the call runs in a session as in plain chat(): the tool does not run', async () => {
+    const plain: string[] = []
+    const session: string[] = []
+    let run = 0
+    const { plainEffects, plainResult, effects, result, steps } = await both(() => [permissions([], run++ === 0 ? plain : session)])
+    expect(session).toEqual(plain)
+    expect(session.length).toBeGreaterThan(0)
+    expect(plainEffects).toEqual([])
+    expect(effects).toEqual([])
+    expect(steps).toEqual([])
+    expect(plainResult).toEqual({ error: 'checkout is not allowed for this user' })
+    expect(result).toMatchObject({ ok: false, result: { error: 'checkout is not allowed for this user' } })
+  })
+
+  it('a permission wrapper that allows the call lets the durable tool run durably under it', async () => {
+    const plain: string[] = []
+    const session: string[] = []
+    let run = 0
+    const { effects, result, steps } = await both(() => [permissions(['checkout'], run++ === 0 ? plain : session)])
+    expect(session).toEqual(plain)
+    expect(effects).toEqual([expect.stringMatching(/^wrapped:.*:charge$/), expect.stringMatching(/^wrapped:.*:invoice$/)])
+    expect(steps.map((s) => s.name)).toEqual(['charge', 'invoice'])
+    expect(result).toMatchObject({ ok: true, result: { charged: 'ch_1' } })
+  })
+
+  it('a metering wrapper counts the call and changes its result in a session as in plain chat()', async () => {
+    const plain: Array<{ tool: string; ok: boolean }> = []
+    const session: Array<{ tool: string; ok: boolean }> = []
+    let run = 0
+    const { plainResult, result } = await both(() => [metering(run++ === 0 ? plain : session)])
+    expect(session).toEqual(plain)
+    expect(session.length).toBeGreaterThan(0)
+    expect(plainResult).toMatchObject({ charged: 'ch_1', cost: 1 })
+    expect(result).toMatchObject({ ok: true, result: { charged: 'ch_1', cost: 1 } })
+  })
 })

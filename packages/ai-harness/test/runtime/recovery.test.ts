@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { DEFAULT_CUT_TOOL_ERROR, defineHarness, type HarnessOptions } from '@tanstack/ai-harness'
+import { defineHarness, type HarnessOptions } from '@tanstack/ai-harness'
+import { DEFAULT_CUT_TOOL_ERROR } from '@tanstack/ai-harness/log'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {

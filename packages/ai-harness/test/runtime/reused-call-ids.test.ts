@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
+import { defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
 import { type ScriptedReply, scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { EventType, type StreamChunk, type TextOptions, toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, type Harness, SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness'
+import { defineHarness, durableTool, type Harness } from '@tanstack/ai-harness'
+import { SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness/log'
 import { type Script, ScriptedTextAdapter, scriptedText } from '@tanstack/ai-harness/testing'
 import { dumpMemoryData } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

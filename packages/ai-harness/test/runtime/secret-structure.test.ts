@@ -1,5 +1,7 @@
 import { EventType, type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, type LogRecord, SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness'
+import { defineHarness, durableTool } from '@tanstack/ai-harness'
+import { SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness/log'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

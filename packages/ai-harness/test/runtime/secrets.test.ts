@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { defineHarness, durableTool, SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness'
+import { defineHarness, durableTool } from '@tanstack/ai-harness'
+import { SECRET_MARKER, SecretScanner } from '@tanstack/ai-harness/log'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { dumpMemoryData } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

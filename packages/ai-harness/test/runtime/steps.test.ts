@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import { createHost, createWorker, defineHarness, durableTool, type LogEntry } from '@tanstack/ai-harness'
+import { createHost, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import { harnessStreams } from '@tanstack/ai-harness/streams'
 import { oneStreamProblems, scriptedText, streamAcrossCrash } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'

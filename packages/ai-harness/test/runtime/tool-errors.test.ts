@@ -1,13 +1,6 @@
 import { toolDefinition } from '@tanstack/ai'
-import {
-  createHost,
-  defineHarness,
-  durableTool,
-  HarnessError,
-  type HarnessErrorCode,
-  LeaseLostError,
-  LogConflictError,
-} from '@tanstack/ai-harness'
+import { createHost, defineHarness, durableTool, HarnessError } from '@tanstack/ai-harness'
+import { type HarnessErrorCode, LeaseLostError, LogConflictError } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,5 @@
-import { createHost, createWorker, openWaits } from '@tanstack/ai-harness'
+import { createHost, createWorker } from '@tanstack/ai-harness'
+import { openWaits } from '@tanstack/ai-harness/log'
 import { WAITING_FOR_PERSON } from '@tanstack/ai-harness/store'
 import { createManualClock, drain } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'

@@ -8,9 +8,9 @@ import {
   type HarnessStore,
   type Host,
   type HostOptions,
-  type LogEntry,
   type WorkerOptions,
 } from '@tanstack/ai-harness'
+import type { LogEntry } from '@tanstack/ai-harness/store'
 import { createManualClock, type FaultyStore, faultyStore, type ManualClock, scriptedText } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, type MemoryStoreOptions, memoryStore } from '@tanstack/ai-harness-memory'
 import { z } from 'zod'

@@ -1,5 +1,6 @@
 import { type AnyTool, type StreamChunk, toolDefinition } from '@tanstack/ai'
-import { agentTool, defineHarness, type Harness, type LogEntry, type LogRecord } from '@tanstack/ai-harness'
+import { agentTool, defineHarness, type Harness } from '@tanstack/ai-harness'
+import type { LogEntry, LogRecord } from '@tanstack/ai-harness/store'
 import {
   createManualClock,
   type Machine,

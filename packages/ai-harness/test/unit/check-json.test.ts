@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { findNonJson, jsonBytes, jsonCopy, utf8Length } from '../../src/index.js'
+import { findNonJson, jsonBytes, jsonCopy, utf8Length } from '../../src/log.js'
 
 class Money {
   constructor(readonly cents: number) {}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createManualClock, HarnessError, isHarnessError, LogConflictError, prepareBatch, withRetry } from '../../src/index.js'
+import { HarnessError, isHarnessError } from '../../src/index.js'
+import { createManualClock, LogConflictError, prepareBatch, withRetry } from '../../src/store/index.js'
 
 describe('prepareBatch', () => {
   const limits = { maxRecordBytes: 40, maxBatchBytes: 60 }

@@ -1,6 +1,6 @@
 import { EventType, type StreamChunk } from '@tanstack/ai'
 import { describe, expect, it } from 'vitest'
-import { SECRET_MARKER, SecretScanner } from '../../src/index.js'
+import { SECRET_MARKER, SecretScanner } from '../../src/log.js'
 import { redactModelInput } from '../../src/secrets/model-input.js'
 import { redactQuestionSchema } from '../../src/secrets/question-schema.js'
 import { StreamRedactor } from '../../src/secrets/stream-redactor.js'

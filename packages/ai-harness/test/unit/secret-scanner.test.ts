@@ -1,6 +1,6 @@
 import { SECRET_FORMS } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
-import { MIN_SECRET_LENGTH, SECRET_MARKER, SecretScanner } from '../../src/index.js'
+import { MIN_SECRET_LENGTH, SECRET_MARKER, SecretScanner } from '../../src/log.js'
 
 const secret = 'sk_live_51HxQz9Ab+/cd'
 const scanner = new SecretScanner([secret])

@@ -1,6 +1,7 @@
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
-import { foldLog, type JsonValue, type LogRecord, readAndFold } from '../../src/index.js'
+import { foldLog, type JsonValue, readAndFold } from '../../src/log.js'
+import type { LogRecord } from '../../src/store/index.js'
 
 const turn = (n: number): LogRecord[] => [
   { type: 'harness.turn.started', turnId: `t${n}`, messages: [{ role: 'user', content: `go ${n}` }], at: n, host: 'h', fence: 1 },

@@ -1,6 +1,8 @@
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
-import { createHost, createManualClock, defineHarness, type HarnessStore, type LogRecord, readAll, readAndFold } from '../../src/index.js'
+import { createHost, defineHarness, type HarnessStore } from '../../src/index.js'
+import { readAndFold } from '../../src/log.js'
+import { createManualClock, type LogRecord, readAll } from '../../src/store/index.js'
 import { scriptedText } from '../../src/testing/index.js'
 import { drain } from '../support/harness.js'
 

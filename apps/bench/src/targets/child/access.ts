@@ -1,4 +1,5 @@
-import type { HarnessStore, LogRecord } from '@tanstack/ai-harness'
+import type { HarnessStore } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import type { RequestCounter } from '../requests.js'
 
 /**

@@ -1,5 +1,5 @@
 import { type AttributeValue, DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb'
-import type { LogRecord } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { ATTR, dynamoDbStore } from '@tanstack/ai-harness-dynamodb'
 import { dynamoClientConfig } from '../aws-config.js'
 import { countAwsRequests } from '../aws-count.js'

@@ -1,4 +1,4 @@
-import type { LogRecord } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import type { ChildAccess } from './access.js'
 import { countingStore } from '../counting-store.js'

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import type { LogRecord } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
 import type { ChildAccess } from './access.js'
 import { countedPGlite } from '../counted-pglite.js'

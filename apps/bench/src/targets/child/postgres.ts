@@ -1,4 +1,4 @@
-import type { LogRecord } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
 import type { ChildAccess } from './access.js'
 import { countedPool } from '../counted-pool.js'

@@ -1,5 +1,5 @@
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import type { LogRecord } from '@tanstack/ai-harness'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { keyLayout, s3Store } from '@tanstack/ai-harness-s3'
 import { s3ClientConfig } from '../aws-config.js'
 import { countAwsRequests } from '../aws-count.js'
