@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite'
-import { createManualClock, type Lease } from '@tanstack/ai-harness'
+import { createManualClock, type Lease } from '@tanstack/ai-harness/store'
 import { startFaultProxy } from '@tanstack/ai-harness/testing/node'
 import fc from 'fast-check'
 import pg from 'pg'
