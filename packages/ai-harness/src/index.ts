@@ -53,6 +53,16 @@ export { ParkSignal } from './runtime/park.js'
 export { agentTool, childSessionId, type AgentTool, type AgentToolOptions } from './runtime/agent-tool.js'
 export { StepError, StepFailedError, RecordError } from './runtime/runtime-errors.js'
 export { NonRetryableError, type StepOptions } from './runtime/step-retry.js'
+export {
+  StepOutcomeUnknownError,
+  type StepDoOptions,
+  type StepOutcomeOptions,
+  type UndoContext,
+  type VerifyContext,
+  type VerifyVerdict,
+} from './runtime/step-outcome-options.js'
+export { CallRolledBackError, undoStepName } from './runtime/compensation.js'
+export { verifyQuestionName } from './runtime/step-outcome.js'
 export * from './runtime/records.js'
 export {
   foldLog,
