@@ -208,8 +208,8 @@ export function durableTool<
     // Seam (compensation.ts): the undo of finished steps runs when execute throws.
     const undos = new PlainCompensations(context?.toolCallId ?? 'plain', limit.signal)
     try {
-      return (await undos.runCall(() =>
-        limit.race(Promise.resolve(meta.execute(args, plainContext(context, limit.signal, life, definition.name, meta, undos)))),
+      return (await limit.race(
+        undos.runCall(() => Promise.resolve(meta.execute(args, plainContext(context, limit.signal, life, definition.name, meta, undos)))),
       )) as never
     } finally {
       limit.clear()

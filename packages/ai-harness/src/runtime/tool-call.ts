@@ -832,10 +832,12 @@ async function executeCall(
     const value = agent
       ? await runAgentCall(call, agent, args, context)
       : meta
-        ? // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
-          await call.outcomes.compensations.runCall(
-            () => call.deadline.race(Promise.resolve(meta.execute(args, call.contextFor(context)))),
-            () => control.stopped || call.stop !== undefined || call.deadline.expired,
+        ? await call.deadline.race(
+            // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
+            call.outcomes.compensations.runCall(
+              () => Promise.resolve(meta.execute(args, call.contextFor(context))),
+              () => control.stopped || call.stop !== undefined || call.deadline.expired,
+            ),
           )
         : await tool.execute!(args, call.contextFor(context))
     // A tool that caught its step's park signal (or a lost write) still stops the run.
