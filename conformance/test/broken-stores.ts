@@ -227,6 +227,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.retry.final-stays-failed',
       'durable.retry.timeouts',
       'durable.retry.failure-without-secret',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.undo.crash-points',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -447,6 +450,10 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lock.fenced',
       'lease.orphans.live-holder',
       'lease.orphans.dead-holder',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -997,6 +1004,10 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lease.skew.beyond-bound',
       'lock.expiry',
       'lock.fenced',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
     ],
     says: 'a lease is live only while now < expiresAt',
     make: (store, { data }) => {
@@ -1147,6 +1158,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'approval.decision.second-refused',
       'approval.cut-batch.waiting-not-cut',
       'agent.crash-points',
+      'durable.verify.unknown-asks-a-person',
     ],
     says: 'schedule at MAX_TIME_MS',
     make: (store) =>
@@ -1201,6 +1213,10 @@ export const brokenStores: Record<string, BrokenStore> = {
       ...STALE_APPENDS_AFTER_DELETE,
       'stream.producer.dies',
       'stream.request',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
     ],
     says: 'append threw synchronously; a store method must return a rejected promise',
     make: (store) => ({
