@@ -972,7 +972,15 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- lease time -------------------------------------------------------------------
   'keeps lease expiry in whole seconds': {
-    fails: ['lease.sub-second', 'lease.live-until-expiry', 'durable.retry.final-stays-failed'],
+    fails: [
+      'lease.sub-second',
+      'lease.live-until-expiry',
+      'durable.retry.final-stays-failed',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
+    ],
     says: 'expiresAt is now + ttl to the ms',
     make: (store, { data }) => {
       const seconds = (ms: number) => Math.ceil(ms / 1000) * 1000
@@ -1004,10 +1012,6 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lease.skew.beyond-bound',
       'lock.expiry',
       'lock.fenced',
-      'durable.verify.crash-points',
-      'durable.verify.unknown-asks-a-person',
-      'durable.once.crash-points',
-      'durable.undo.crash-points',
     ],
     says: 'a lease is live only while now < expiresAt',
     make: (store, { data }) => {
@@ -1178,7 +1182,16 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- namespaces -------------------------------------------------------------------
   'logs of every namespace in one table': {
-    fails: ['isolation.generated', 'log.namespaces-isolated', 'sessions.list.namespace', 'agent.crash-points'],
+    fails: [
+      'isolation.generated',
+      'log.namespaces-isolated',
+      'sessions.list.namespace',
+      'agent.crash-points',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
+    ],
     says: 'namespaces share data',
     make: (store) => store,
     shared: 'logs',
@@ -1213,10 +1226,6 @@ export const brokenStores: Record<string, BrokenStore> = {
       ...STALE_APPENDS_AFTER_DELETE,
       'stream.producer.dies',
       'stream.request',
-      'durable.verify.crash-points',
-      'durable.verify.unknown-asks-a-person',
-      'durable.once.crash-points',
-      'durable.undo.crash-points',
     ],
     says: 'append threw synchronously; a store method must return a rejected promise',
     make: (store) => ({

@@ -61,7 +61,7 @@ export {
   type VerifyContext,
   type VerifyVerdict,
 } from './runtime/step-outcome-options.js'
-export { CallRolledBackError, undoStepName } from './runtime/compensation.js'
+export { CallRolledBackError, undoStepName } from './runtime/rollback-error.js'
 export { verifyQuestionName } from './runtime/step-outcome.js'
 export * from './runtime/records.js'
 export {

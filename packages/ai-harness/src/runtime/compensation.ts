@@ -1,60 +1,19 @@
 import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import type { RollbackRecord } from './outcome-records.js'
-import type { SessionRuntime } from './session-runtime.js'
-import type { StepDoOptions, UndoContext } from './step-outcome-options.js'
-import { failureText, shortFailureText } from './step-retry.js'
 import { ownFailureIn } from './own-failures.js'
+import { CallRolledBackError, type Registered, type Undone, type UndoFn, undoStepName } from './rollback-error.js'
+import type { SessionRuntime } from './session-runtime.js'
+import type { StepDoOptions } from './step-outcome-options.js'
+import { failureText, shortFailureText } from './step-retry.js'
 
 /**
- * Compensations (`step.do(name, { undo }, fn)`): when a tool call ends in a failure, the
- * `undo` of each of its finished steps runs, newest first. In a session the rollback is
+ * Compensations (`step.do(name, { undo }, fn)`) in a session: when a tool call ends in a
+ * failure, the `undo` of each of its finished steps runs, newest first. The rollback is
  * durable: it is logged before the first compensation, each compensation is a step of its
- * own run at most once, and a run after a crash goes on where it stopped.
+ * own run at most once, and a run after a crash goes on where it stopped. (Plain `chat()`:
+ * plain-compensation.ts.)
  */
-
-type UndoFn = NonNullable<StepDoOptions['undo']>
-
-/** A finished step with a compensation, in the order the steps finished. */
-interface Registered {
-  readonly name: string
-  readonly value: unknown
-  readonly undo: UndoFn
-}
-
-/** How one compensation ended. */
-type Undone = { step: string; outcome: 'undone' } | { step: string; outcome: 'failed' | 'unknown'; why: string }
-
-/** The step name of a compensation: a step of the same call, with its own idempotency key. */
-export const undoStepName = (name: string) => `undo(${name})`
-
-/**
- * The error the model gets for a call that was rolled back (code `CALL_ROLLED_BACK`): why
- * the call failed, and what each compensation did.
- */
-export class CallRolledBackError extends HarnessError {
-  /** Why the call failed: its error's message. */
-  readonly reason: string
-  /** The steps whose compensation ran, newest first. */
-  readonly undone: readonly string[]
-  /** The steps whose compensation failed, or was cut by a crash (it does not run again): a person must check them. */
-  readonly notUndone: ReadonlyArray<{ step: string; why: string }>
-
-  constructor(reason: string, results: readonly Undone[]) {
-    const said = results.map((r) =>
-      r.outcome === 'undone'
-        ? `${JSON.stringify(r.step)} undone`
-        : r.outcome === 'unknown'
-          ? `${JSON.stringify(r.step)} may not be undone (its undo was cut by a crash and does not run again; check it)`
-          : `${JSON.stringify(r.step)} not undone (its undo threw: ${r.why}; undo it by hand)`,
-    )
-    super('CALL_ROLLED_BACK', `${reason}${/[.!?]$/.test(reason) ? '' : '.'} The call was rolled back: ${said.join('; ')}.`)
-    this.name = 'CallRolledBackError'
-    this.reason = reason
-    this.undone = results.filter((r) => r.outcome === 'undone').map((r) => r.step)
-    this.notUndone = results.flatMap((r) => (r.outcome === 'undone' ? [] : [{ step: r.step, why: r.why }]))
-  }
-}
 
 /** What a rollback needs of its tool call in a session (see `StepGuard`). */
 export interface RollbackCall {
@@ -144,43 +103,3 @@ export function rollingBackError(name: string): HarnessError {
   )
 }
 
-/**
- * Compensations in plain `chat()`: no log, so nothing to resume. When `execute` throws,
- * each registered `undo` runs once, newest first, and the error says what was undone.
- */
-export class PlainCompensations {
-  readonly #registered: Registered[] = []
-
-  constructor(
-    readonly toolCallId: string,
-    readonly signal: AbortSignal,
-  ) {}
-
-  register(name: string, value: unknown, undo: UndoFn): void {
-    this.#registered.push({ name, value, undo })
-  }
-
-  /** Runs `execute`; when it throws and steps have compensations, runs them and throws a `CallRolledBackError`. */
-  async runCall<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run()
-    } catch (error) {
-      if (this.#registered.length === 0 || this.signal.aborted) throw error
-      const reason = shortFailureText(failureText(error))
-      const results: Undone[] = []
-      for (const step of [...this.#registered].reverse()) {
-        const idempotencyKey = `plain:${this.toolCallId}:${undoStepName(step.name)}`
-        const stepKey = `plain:${this.toolCallId}:${step.name}`
-        try {
-          await step.undo(step.value, { idempotencyKey, stepKey, reason, signal: this.signal })
-          results.push({ step: step.name, outcome: 'undone' })
-        } catch (caught) {
-          results.push({ step: step.name, outcome: 'failed', why: shortFailureText(failureText(caught), 500) })
-        }
-      }
-      throw new CallRolledBackError(reason, results)
-    }
-  }
-}
-
-export type { UndoContext }

@@ -17,7 +17,7 @@ import {
 } from './step-retry.js'
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 import { deadline, waitFor } from './timers.js'
-import { PlainCompensations } from './compensation.js'
+import { PlainCompensations } from './plain-compensation.js'
 import { checkStepDoOptions, type StepDoOptions } from './step-outcome-options.js'
 
 /** What `step.do` passes to its function. */

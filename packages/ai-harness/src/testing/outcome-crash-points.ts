@@ -166,6 +166,11 @@ export interface OutcomeCrashOptions {
   readonly scenario: keyof typeof OUTCOME_SCENARIOS
   /** A fresh world per run: its clock and a way to open store instances on one data set. */
   world(): Promise<{ clock: ManualClock; openStore(): Promise<HarnessStore>; close?(): Promise<void> }>
+  /**
+   * Only the appends this picks, by their description (e.g. `[harness.step.intent]`).
+   * Default: every append. The conformance cases pick the writes of the tool call's steps.
+   */
+  select?: (write: string) => boolean
 }
 
 export interface OutcomeCrashReport {
@@ -185,6 +190,7 @@ export async function enumerateOutcomeCrashPoints(options: OutcomeCrashOptions):
   const failures = reference.failures.map((f) => `the run without a crash: ${f}`)
   const points: OutcomeCrashReport['points'] = []
   for (let k = 1; k <= reference.writes.length; k++) {
+    if (options.select && !options.select(reference.writes[k - 1]!)) continue
     for (const point of ['before', 'after'] as const) {
       const run = await runPoint(options, { k, point })
       const write = reference.writes[k - 1]!
