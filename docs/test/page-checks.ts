@@ -69,7 +69,9 @@ export const checks: Record<string, PageCheck> = {
   },
   'side-effects-without-keys.md#once': ({ module }) => {
     expect((module.imageModel as { billed: number }).billed).toBe(1)
-    expect(recordsOf(module.log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { unknown: expect.stringContaining('may have run') } }])
+    expect(recordsOf(module.log, 'harness.tool.result')).toMatchObject([
+      { ok: true, result: { unknown: expect.stringContaining('may have run') } },
+    ])
   },
   'side-effects-without-keys.md#undo': ({ module }) => {
     expect((module.bank as { refunded: string[] }).refunded).toEqual(['ch_o1', 'ch_o2'])

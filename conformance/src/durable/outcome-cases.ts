@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { enumerateOutcomeCrashPoints, OUTCOME_SCENARIOS } from '@tanstack/ai-harness/testing'
+import { enumerateOutcomeCrashPoints, type OUTCOME_SCENARIOS } from '@tanstack/ai-harness/testing'
 import { type CaseContext, defineCase } from '../case.js'
 
 /**

@@ -102,4 +102,3 @@ export function rollingBackError(name: string): HarnessError {
     `Step ${JSON.stringify(name)} does not run: this call failed and is rolling back its finished steps (a run after a crash goes on with the rollback). Let the error pass; the model gets the call's error.`,
   )
 }
-

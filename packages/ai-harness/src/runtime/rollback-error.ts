@@ -44,4 +44,3 @@ export class CallRolledBackError extends HarnessError {
     this.notUndone = results.flatMap((r) => (r.outcome === 'undone' ? [] : [{ step: r.step, why: r.why }]))
   }
 }
-

@@ -108,7 +108,8 @@ const onceScenario: OutcomeScenario = {
     const cut =
       atCrash.some((r) => r.type === 'harness.step.intent' && r.name === 'send') &&
       !atCrash.some((r) => r.type === 'harness.step' && r.name === 'send')
-    if (unknown !== cut) problems.push(`the call ended with ${JSON.stringify(result.result)}, but the crash ${cut ? 'did' : 'did not'} cut the step`)
+    if (unknown !== cut)
+      problems.push(`the call ended with ${JSON.stringify(result.result)}, but the crash ${cut ? 'did' : 'did not'} cut the step`)
     if (!unknown && (sent !== 1 || JSON.stringify(result.result) !== JSON.stringify({ id: mailId(k) })))
       problems.push(`the call ended with ${JSON.stringify(result.result)} after ${sent} sends`)
     return problems
@@ -140,7 +141,11 @@ const undoScenario: OutcomeScenario = {
     const error = String((result.result as { error?: unknown } | null)?.error ?? '')
     // A crash that cut the once step fails the call with STEP_OUTCOME_UNKNOWN: the mail never finished, so only the charge is undone.
     const mailUnknown = error.startsWith('StepOutcomeUnknownError: Step "mail"')
-    if (result.ok !== false || !(mailUnknown || error.startsWith('The invoice service is down.')) || !error.includes(' The call was rolled back: '))
+    if (
+      result.ok !== false ||
+      !(mailUnknown || error.startsWith('The invoice service is down.')) ||
+      !error.includes(' The call was rolled back: ')
+    )
       problems.push(`the call ended with ${JSON.stringify(result.result)}`)
     if ((systems.sent.get(key('mail')) ?? 0) > 1) problems.push('the once step ran twice')
     for (const name of mailUnknown ? ['charge'] : ['charge', 'mail']) {
@@ -237,7 +242,15 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
   const results = records.filter((r) => r.type === 'harness.tool.result')
   const callId = records.find((r) => r.type === 'harness.assistant')?.toolCalls as Array<{ id: string }> | undefined
   const key = (name: string) => `${SESSION}:${callId?.[0]?.id}:${name}`
-  if (results.length === 1) failures.push(...scenario.check(results[0]!, systems, key, atCrash.map((e) => e.record)))
+  if (results.length === 1)
+    failures.push(
+      ...scenario.check(
+        results[0]!,
+        systems,
+        key,
+        atCrash.map((e) => e.record),
+      ),
+    )
   else if (atCrash.some((e) => e.record.type === 'harness.turn.started')) failures.push(`the call has ${results.length} results`)
   else if (systems.sent.size + systems.charges.size > 0) failures.push('a step ran for a prompt that was never logged')
   for (const [k, count] of systems.sent) {
@@ -250,7 +263,9 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
 }
 
 function harnessOf(tool: AnyTool): Harness {
-  const adapter = scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: tool.name, args: {} }] } : 'Done.'))
+  const adapter = scriptedText(({ messages }) =>
+    messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: tool.name, args: {} }] } : 'Done.',
+  )
   return defineHarness({ name: 'outcomes', adapter, tools: [tool] })
 }
 

@@ -142,7 +142,16 @@ describe('step.do with verify', () => {
     const world = createWorld()
     const outbox = new Outbox()
     const seen: VerifyContext[] = []
-    await drain((await world.start(mailer(outbox, seen, () => 'unknown'), 'h').host.open({ sessionId: 's' })).send('go'))
+    await drain(
+      (
+        await world
+          .start(
+            mailer(outbox, seen, () => 'unknown'),
+            'h',
+          )
+          .host.open({ sessionId: 's' })
+      ).send('go'),
+    )
     expect(seen).toEqual([])
     expect(outbox.sent).toHaveLength(1)
   })
