@@ -1,6 +1,6 @@
 import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
-import type { RollbackRecord } from './outcome-records.js'
+import { type RollbackRecord, rollingBack } from './outcome-records.js'
 import { ownFailureIn } from './own-failures.js'
 import { CallRolledBackError, type Registered, type Undone, type UndoFn, undoStepName } from './rollback-error.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -36,9 +36,29 @@ export class Compensations {
     this.#registered.push({ name, value, undo })
   }
 
-  /** True once a rollback of this call is in the log: a run after a crash goes on rolling back. */
+  /** True once a rollback of this call is in the log (a run after a crash goes on rolling back), or while a cancel probes the call. */
   get rollingBack(): boolean {
-    return this.call.session.state.outcomes.rollbacks.has(this.call.toolCallId)
+    return rollingBack(this.call.session.state.outcomes, this.call.toolCallId)
+  }
+
+  /**
+   * The call's session is cancelled while the call waits (or was cut): runs `execute`
+   * again only to register the compensations of its finished steps (its first unfinished
+   * step, sleep or question throws), then rolls them back. Resolves with the error the call
+   * settles with, or undefined when it has nothing to undo (then nothing was written).
+   */
+  async rollBackOnCancel(run: () => Promise<unknown>, reason: Error): Promise<CallRolledBackError | undefined> {
+    const { outcomes } = this.call.session.state
+    outcomes.probing.add(this.call.toolCallId)
+    try {
+      await run()
+    } catch (error) {
+      if (ownFailureIn(this.call.session, error)) throw error
+    } finally {
+      outcomes.probing.delete(this.call.toolCallId)
+    }
+    if (this.#registered.length === 0 && !outcomes.rollbacks.has(this.call.toolCallId)) return undefined
+    return this.#rollBack(reason)
   }
 
   /**

@@ -46,10 +46,21 @@ export interface LoggedIntent {
 export interface OutcomeState {
   readonly intents: Map<string, Map<string, LoggedIntent>>
   readonly rollbacks: Map<string, RollbackRecord>
+  /**
+   * Calls whose `execute` a cancel runs again only to find their compensations (not from
+   * the log: this host's own, while it cancels): a step, sleep or question they had not
+   * finished throws instead of running.
+   */
+  readonly probing: Set<string>
 }
 
 export function emptyOutcomeState(): OutcomeState {
-  return { intents: new Map(), rollbacks: new Map() }
+  return { intents: new Map(), rollbacks: new Map(), probing: new Set() }
+}
+
+/** Whether the call goes on rolling back (a rollback in the log, or a cancel that looks for its compensations). */
+export function rollingBack(state: OutcomeState, toolCallId: string): boolean {
+  return state.rollbacks.has(toolCallId) || state.probing.has(toolCallId)
 }
 
 /** Applies an intent or rollback record; any other record changes nothing here. */

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { LogRecord } from '../contract/types.js'
 import { Compensations, rollingBackError } from './compensation.js'
-import type { LoggedIntent, StepIntentRecord } from './outcome-records.js'
+import { type LoggedIntent, rollingBack, type StepIntentRecord } from './outcome-records.js'
 import { ownFailureIn } from './own-failures.js'
 import { StepError, StepFailedError } from './runtime-errors.js'
 import { questionId } from './session-fold.js'
@@ -180,7 +180,15 @@ export class StepGuard {
  * rolling back. A plain step pays one map lookup for it.
  */
 export function guardApplies(session: SessionRuntime, toolCallId: string, options: StepDoOptions | undefined): boolean {
-  return (options !== undefined && (hasIntent(options) || options.undo !== undefined)) || session.state.outcomes.rollbacks.has(toolCallId)
+  return (options !== undefined && (hasIntent(options) || options.undo !== undefined)) || rollingBack(session.state.outcomes, toolCallId)
+}
+
+/**
+ * Seam of `step.sleep` and `step.ask`: in a call that rolls back, a sleep not yet over or a
+ * question not yet answered stops the call (`CALL_ROLLED_BACK`) instead of waiting.
+ */
+export function assertNotRollingBack(session: SessionRuntime, toolCallId: string, name: string, done: boolean): void {
+  if (!done && rollingBack(session.state.outcomes, toolCallId)) throw rollingBackError(name)
 }
 
 function isDone(verdict: unknown): verdict is { done: unknown } {

@@ -41,7 +41,7 @@ import {
   stepPolicy,
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
-import { guardApplies, StepGuard } from './step-outcome.js'
+import { assertNotRollingBack, guardApplies, StepGuard } from './step-outcome.js'
 import type { StepDoOptions } from './step-outcome-options.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
 import { cutAtResume, foldLog, questionId } from './session-fold.js'
@@ -507,6 +507,8 @@ export class LiveToolCall {
       const { state } = this.session
       let wakeAt = state.sleeps.get(this.toolCallId)?.get(name)
       const now = await this.#durableNow()
+      // Seam (step-outcome.ts): a call that rolls back does not wait.
+      assertNotRollingBack(this.session, this.toolCallId, name, wakeAt !== undefined && wakeAt <= now)
       if (wakeAt === undefined) {
         // The wake time is fixed on the first run, so a crash does not restart the wait.
         wakeAt = Math.ceil(now + ms)
@@ -545,6 +547,8 @@ export class LiveToolCall {
       }
       const id = questionId(this.toolCallId, name)
       const known = this.session.state.questions.get(id)
+      // Seam (step-outcome.ts): a call that rolls back asks nothing.
+      assertNotRollingBack(this.session, this.toolCallId, name, known?.answer !== undefined)
       if (!known) {
         const jsonSchema = convertSchemaToJsonSchema(schema as never)
         if (!jsonSchema) {

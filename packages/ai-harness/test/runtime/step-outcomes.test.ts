@@ -15,7 +15,7 @@ import { scriptedText, startMachine } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { batchModel, createWorld, drain, recordsOf, runUntilCrash, TEST_LEASE_MS, type World } from '../support/harness.js'
+import { batchModel, createWorld, delegatingHarnesses, drain, recordsOf, runUntilCrash, TEST_LEASE_MS, type World } from '../support/harness.js'
 
 /** A mailer with no idempotency key: every send is a new email. */
 class Outbox {
@@ -351,5 +351,66 @@ describe('verify, once and undo in plain chat()', () => {
     })
     expect(log).toEqual(['send', 'sms', 'refund ch_1 plain:c1:undo(charge)'])
     expect(seen).toContain('invoice service down. The call was rolled back: \\"charge\\" undone.')
+  })
+})
+
+describe('undo when the session or its parent agent is cancelled', () => {
+  /** charge (undo: refund), then a question the cancel cuts short. */
+  function confirmTool(log: string[]) {
+    return durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
+      await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
+      await step.do('plain', () => void log.push('plain'))
+      await step.ask({ name: 'ship', message: 'Ship it?', schema: z.object({ ok: z.boolean() }) })
+      await step.do('ship', () => void log.push('ship'))
+      return 'shipped'
+    })
+  }
+
+  it('a cancel while the call waits runs the compensations of its finished steps, once, and settles the call with what was undone', async () => {
+    const world = createWorld()
+    const log: string[] = []
+    const harness = defineHarness({ name: 'shop', adapter: batchModel([{ name: 'confirm' }]), tools: [confirmTool(log)] })
+    const session = await world.start(harness, 'h').host.open({ sessionId: 's' })
+    await drain(session.send('go'))
+    expect(session.status).toBe('parked')
+    await session.cancel('the customer changed their mind')
+    expect(log).toEqual(['charge', 'plain', 'refund'])
+    const entries = await world.read('s')
+    expect(recordsOf(entries, 'harness.tool.result')).toMatchObject([
+      {
+        ok: false,
+        result: { error: 'The session was cancelled: the customer changed their mind. The call was rolled back: "charge" undone.' },
+      },
+    ])
+    expect(recordsOf(entries, 'harness.turn.cancelled')).toHaveLength(1)
+    // Cancelling again changes nothing and undoes nothing twice.
+    const again = await world.start(harness, 'h2').host.open({ sessionId: 's' })
+    await again.cancel()
+    expect(log).toEqual(['charge', 'plain', 'refund'])
+  })
+
+  it('a call without compensations is cancelled as before: nothing is written for it', async () => {
+    const world = createWorld()
+    const tool = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
+      await step.do('plain', () => 1)
+      return step.ask({ name: 'ship', message: 'Ship it?', schema: z.object({ ok: z.boolean() }) })
+    })
+    const harness = defineHarness({ name: 'shop', adapter: batchModel([{ name: 'confirm' }]), tools: [tool] })
+    const session = await world.start(harness, 'h').host.open({ sessionId: 's' })
+    await drain(session.send('go'))
+    await session.cancel()
+    const entries = await world.read('s')
+    expect(recordsOf(entries, 'harness.tool.result')).toEqual([])
+    expect(recordsOf(entries, 'harness.rollback')).toEqual([])
+  })
+
+  it("cancelling the parent agent's session rolls back the finished steps of its child's call", async () => {
+    const world = createWorld()
+    const log: string[] = []
+    const { parent, child } = delegatingHarnesses(confirmTool(log))
+    const session = await world.start([parent, child], 'h').host.open({ sessionId: 'boss', harness: 'boss' })
+    await drain(session.send('go'))
+    await session.cancel()
+    expect(log).toEqual(['charge', 'plain', 'refund'])
   })
 })
