@@ -222,18 +222,29 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
   }, crash?.point ?? 'after')
   const direct = await world.openStore()
   let ran = false
+  let runError: unknown
   const run = (async () => {
     const session = await first.host.open({ sessionId: SESSION })
     await drain(session.send('go'))
     await session.close()
-  })().finally(() => {
-    ran = true
-  })
+  })()
+    .catch((error: unknown) => {
+      runError = error
+    })
+    .finally(() => {
+      ran = true
+    })
   // The first process runs until it ends or its store dies (then its pending work hangs for good).
   await Promise.race([run, untilCrashed(first.store, () => ran)])
   const atCrash = await readAll(direct)
   const failures: string[] = []
-  if (first.store.crashed) await finishElsewhere(world, harness, scenario, systems, direct)
+  // What a dead process still threw (a call in flight when it died) is no failure; a live one's is.
+  if (runError !== undefined && !first.store.crashed) failures.push(`the first process failed: ${String(runError)}`)
+  if (first.store.crashed) {
+    await finishElsewhere(world, harness, scenario, systems, direct).catch((error: unknown) => {
+      failures.push(`the second process failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`)
+    })
+  }
   const end = await readAll(direct)
   const records = end.map((e) => e.record)
   const ended = endOf(records)
@@ -278,14 +289,15 @@ async function finishElsewhere(
   direct: HarnessStore,
 ): Promise<void> {
   world.clock.advance(TEST_LEASE_MS + 1)
-  const second = startMachine(await world.openStore(), { harnesses: harness, clock: world.clock, hostId: 'second' })
+  // The process that finishes is the one that reads the log (`direct`): a store instance fewer per point.
+  const second = startMachine(direct, { harnesses: harness, clock: world.clock, hostId: 'second' })
   const started = (await readAll(direct)).some((e) => e.record.type === 'harness.session.opened')
   if (started) {
     const session = await second.host.open({ sessionId: SESSION })
     await drain(session.resume())
     await session.close()
   }
-  const worker = createWorker({ store: await world.openStore(), harnesses: harness, clock: world.clock, leaseMs: TEST_LEASE_MS })
+  const worker = createWorker({ store: direct, harnesses: harness, clock: world.clock, leaseMs: TEST_LEASE_MS })
   for (let round = 0; round < 6; round++) {
     const entries = await readAll(direct)
     if (endOf(entries.map((e) => e.record)) !== 'waiting') break

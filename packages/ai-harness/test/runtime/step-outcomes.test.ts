@@ -15,7 +15,16 @@ import { scriptedText, startMachine } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { batchModel, createWorld, delegatingHarnesses, drain, recordsOf, runUntilCrash, TEST_LEASE_MS, type World } from '../support/harness.js'
+import {
+  batchModel,
+  createWorld,
+  delegatingHarnesses,
+  drain,
+  recordsOf,
+  runUntilCrash,
+  TEST_LEASE_MS,
+  type World,
+} from '../support/harness.js'
 
 /** A mailer with no idempotency key: every send is a new email. */
 class Outbox {
