@@ -1,5 +1,5 @@
 import { toolDefinition } from '@tanstack/ai'
-import { durableTool } from '@tanstack/ai-harness'
+import { durableTool, type UndoContext } from '@tanstack/ai-harness'
 import { z } from 'zod'
 import type { BillingService } from '../services/billing.js'
 import type { Mailer } from '../services/mailer.js'
@@ -57,7 +57,8 @@ export function checkoutTools({ billing, mailer, log = () => {} }: CheckoutServi
       // A charge that a later failure of the call (the invoice, say) must take back: undo refunds it.
       const payment = await step.do(
         `charge:${orderId}`,
-        { undo: (charge, { idempotencyKey }) => billing.refund(charge.id, { idempotencyKey }) },
+        // The value's type is written out: TypeScript types undo before it has seen fn's context-taking return.
+        { undo: (charge: { id: string }, { idempotencyKey }: UndoContext) => billing.refund(charge.id, { idempotencyKey }) },
         ({ idempotencyKey }) => billing.charge(orderId, { idempotencyKey }),
       )
       await step.do(`invoice:${payment.id}`, ({ idempotencyKey }) => billing.sendInvoice(payment.id, { idempotencyKey }))

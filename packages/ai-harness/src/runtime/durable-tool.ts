@@ -90,7 +90,7 @@ export interface Step {
    */
   do<T, Guard extends JsonStepGuard<T> = JsonStepGuard<T>>(
     name: string,
-    options: StepDoOptions<NoInfer<T>>,
+    options: StepDoOptions<T>,
     fn: (context: StepRunContext) => T | Promise<T>,
     ...guard: Guard
   ): Promise<T>

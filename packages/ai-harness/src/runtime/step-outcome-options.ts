@@ -63,6 +63,10 @@ export interface StepOutcomeOptions<T = unknown> {
    * (`undo(${name})`, run at most once: a crash mid-rollback goes on with the rest and
    * never runs one twice), and the model gets a tool error (`CALL_ROLLED_BACK`) that says
    * what was undone. What `undo` returns is not kept.
+   *
+   * TypeScript types `undo` before `fn`: when `fn` takes its context
+   * (`({ idempotencyKey }) => …`), write the value's type out, `undo: (charge: Charge, context: UndoContext) => …`,
+   * or the value is `unknown`.
    */
   undo?: (value: T, context: UndoContext) => unknown
 }

@@ -93,7 +93,7 @@ describe('a step without verify, once or undo', () => {
     }
     const none = await appendsWith(async () => 'x')
     const plain = await appendsWith(({ step }) => step.do('a', () => 1))
-    const verified = await appendsWith(({ step }) => step.do('a', { verify: () => 'not-done' }, () => 1))
+    const verified = await appendsWith(({ step }) => step.do('a', { verify: () => 'not-done' as const }, () => 1))
     const once = await appendsWith(({ step }) => step.do('a', { once: true }, () => 1))
     const undo = await appendsWith(({ step }) => step.do('a', { undo: () => {} }, () => 1))
     expect(plain - none).toBe(1)
