@@ -31,6 +31,7 @@ import { runtimeCases } from './durable/runtime-cases.js'
 import { secretCases } from './durable/secret-cases.js'
 import { faultCases } from './durable/fault-cases.js'
 import { retryCases } from './durable/retry-cases.js'
+import { outcomeCases } from './durable/outcome-cases.js'
 import { type ConformanceOptions, SKIP_KEYS, type SkipKey } from './options.js'
 import { RacerPool, resolveProcesses } from './processes/racer-pool.js'
 import { streamSectionCases } from './streams/index.js'
@@ -69,6 +70,7 @@ export const durableSemanticsCases: readonly ConformanceCase[] = [
   ...secretCases,
   ...faultCases,
   ...retryCases,
+  ...outcomeCases,
   ...hostStoreCases,
 ]
 

@@ -227,6 +227,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.retry.final-stays-failed',
       'durable.retry.timeouts',
       'durable.retry.failure-without-secret',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.undo.crash-points',
     ],
     says: 'pages are dense from after + 1',
     make: (store) => ({
@@ -447,6 +450,10 @@ export const brokenStores: Record<string, BrokenStore> = {
       'lock.fenced',
       'lease.orphans.live-holder',
       'lease.orphans.dead-holder',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -965,7 +972,15 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- lease time -------------------------------------------------------------------
   'keeps lease expiry in whole seconds': {
-    fails: ['lease.sub-second', 'lease.live-until-expiry', 'durable.retry.final-stays-failed'],
+    fails: [
+      'lease.sub-second',
+      'lease.live-until-expiry',
+      'durable.retry.final-stays-failed',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
+    ],
     says: 'expiresAt is now + ttl to the ms',
     make: (store, { data }) => {
       const seconds = (ms: number) => Math.ceil(ms / 1000) * 1000
@@ -1147,6 +1162,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'approval.decision.second-refused',
       'approval.cut-batch.waiting-not-cut',
       'agent.crash-points',
+      'durable.verify.unknown-asks-a-person',
     ],
     says: 'schedule at MAX_TIME_MS',
     make: (store) =>
@@ -1166,7 +1182,16 @@ export const brokenStores: Record<string, BrokenStore> = {
 
   // ---- namespaces -------------------------------------------------------------------
   'logs of every namespace in one table': {
-    fails: ['isolation.generated', 'log.namespaces-isolated', 'sessions.list.namespace', 'agent.crash-points'],
+    fails: [
+      'isolation.generated',
+      'log.namespaces-isolated',
+      'sessions.list.namespace',
+      'agent.crash-points',
+      'durable.verify.crash-points',
+      'durable.verify.unknown-asks-a-person',
+      'durable.once.crash-points',
+      'durable.undo.crash-points',
+    ],
     says: 'namespaces share data',
     make: (store) => store,
     shared: 'logs',

@@ -29,6 +29,7 @@ describe('docs/', () => {
     const names = pages.map((p) => p.name)
     for (const page of [
       'durable-tools.md',
+      'side-effects-without-keys.md',
       'waits.md',
       'sessions-hosts-workers.md',
       'resumable-streams.md',

@@ -56,6 +56,35 @@ export const checks: Record<string, PageCheck> = {
     ])
     expect((module.gateway as { calls: number }).calls).toBe(3)
   },
+  'side-effects-without-keys.md#mailer': ({ module }) => {
+    expect(module.emailsSent).toBe(1)
+    const log = module.log as LogEntry[]
+    expect(recordsOf(log, 'harness.step.intent')).toMatchObject([{ name: 'send:ada@example.com', attempt: 1 }])
+    expect(recordsOf(log, 'harness.step')).toMatchObject([{ name: 'send:ada@example.com', value: { id: 'msg_1' } }])
+    expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { mailId: 'msg_1' } }])
+  },
+  'side-effects-without-keys.md#unknown': ({ module }) => {
+    expect((module.gateway as { sent: number }).sent).toBe(1)
+    expect(module.evidence).toContain('Step "text" (idempotency key sms-1:')
+    expect(module.evidence).toContain('verify said "unknown"')
+    const log = module.log as LogEntry[]
+    expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { status: 'sent' } }])
+    expect(recordsOf(log, 'harness.turn.finished')).toHaveLength(1)
+  },
+  'side-effects-without-keys.md#once': ({ module }) => {
+    expect((module.imageModel as { billed: number }).billed).toBe(1)
+    expect(recordsOf(module.log, 'harness.tool.result')).toMatchObject([
+      { ok: true, result: { unknown: expect.stringContaining('may have run') } },
+    ])
+  },
+  'side-effects-without-keys.md#undo': ({ module }) => {
+    expect((module.bank as { refunded: string[] }).refunded).toEqual(['ch_o1', 'ch_o2'])
+    expect(recordsOf(module.log, 'harness.tool.result')).toMatchObject([
+      { ok: false, result: { error: 'The invoice service is down. The call was rolled back: "charge:o1" undone.' } },
+    ])
+    expect(recordsOf(module.log, 'harness.step').map((r) => r.name)).toEqual(['charge:o1', 'undo(charge:o1)'])
+    expect(module.plainToolMessage).toContain('The call was rolled back: \\"charge:o2\\" undone.')
+  },
   'waits.md#refunds': ({ module, services: { billing } }) => {
     expect(module.parkedFor).toBe('sleep')
     expect(module.wrongAnswer).toBe('ANSWER_INVALID')

@@ -52,7 +52,7 @@ export function addRunOptions(command: Command): Command {
     .addOption(
       new Option(
         '--crash <point>',
-        'where process 1 is killed: charge-logged (after the charge step is in the log, before the invoice), charge-unlogged (after billing charged, before the step is logged: billing refuses the replayed key), email-logged (after the email step, before notify returns: notify is replay "never"), or none',
+        'where process 1 is killed: charge-logged (after the charge step is in the log, before the invoice), charge-unlogged (after billing charged, before the step is logged: billing refuses the replayed key), email-logged (after the email step is in the log, before notify returns), email-unlogged (after the mailer sent, before the step is logged: verify finds the email in the outbox), or none',
       )
         .choices(CRASH_POINTS)
         .default('charge-logged'),
@@ -72,6 +72,12 @@ export function addRunOptions(command: Command): Command {
       new Option(
         '--answer <answer>',
         'with --ask: answer the question without waiting ("yes" confirms the quoted amount, or the answer as JSON, e.g. {"amount":42})',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--fail-invoice',
+        'the invoice service refuses the invoice: the checkout call fails, and the undo of its charge step refunds the charge',
       ),
     )
     .addOption(

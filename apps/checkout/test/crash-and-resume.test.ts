@@ -80,7 +80,7 @@ describe('the default run: a real SIGKILL between the charge and the invoice', (
     expect(run.stdout).toMatch(/order 8: 1 charge \(ch_\w+\), 1 invoice/)
   })
 
-  it('a kill after the email step: notify is replay "never", so the model gets a tool error and no second email goes out', async () => {
+  it('a kill after the email step is in the log: the resumed notify returns the stored message, no second email goes out', async () => {
     const data = tempDataDir()
     cleanups.push(data.remove)
     const run = await runCli(['--data-dir', data.dir, '--crash', 'email-logged'])
@@ -90,8 +90,36 @@ describe('the default run: a real SIGKILL between the charge and the invoice', (
     expect(count(ledger, 'charge')).toBe(1)
     expect(count(ledger, 'invoice')).toBe(1)
     expect(count(ledger, 'send')).toBe(1)
-    expect(count(ledger, 'send', 'refused')).toBe(0)
-    expect(run.stdout).toMatch(/notify cut by the crash, settled as an error/)
-    expect(run.stdout).toContain('the receipt email is unconfirmed, so I did not send it again')
+    expect(run.stdout).toMatch(/got the receipt \(msg_\w+\)/)
+  })
+
+  it('a kill after the mailer sent but before the step was logged: the mailer takes no key, so verify finds the email in its outbox and nothing is sent again', async () => {
+    const data = tempDataDir()
+    cleanups.push(data.remove)
+    const run = await runCli(['--data-dir', data.dir, '--crash', 'email-unlogged'])
+    expect(run.code, run.stderr).toBe(0)
+
+    const ledger = readLedgers(data.dir)
+    const sent = ledger.filter((l) => l.op === 'send')
+    expect(sent).toHaveLength(1)
+    expect(run.stderr).toContain(`verify: ${sent[0]!.detail.mailId} is in the mailer's outbox; not sending it again`)
+    // The email went out in process 1; process 2 stored it from the outbox.
+    expect(run.stdout).toMatch(/step\.intent\s+send:ada@example\.com attempt 1/)
+    expect(run.stdout).toContain(`got the receipt (${sent[0]!.detail.mailId})`)
+  })
+
+  it('an invoice that fails rolls the charge back: the undo of the charge step refunds it once, also across the crash', async () => {
+    const data = tempDataDir()
+    cleanups.push(data.remove)
+    const run = await runCli(['--data-dir', data.dir, '--fail-invoice'])
+    expect(run.code, run.stderr).toBe(0)
+
+    const ledger = readLedgers(data.dir)
+    expect(count(ledger, 'charge')).toBe(1)
+    expect(count(ledger, 'invoice')).toBe(0)
+    expect(count(ledger, 'refund')).toBe(1)
+    expect(ledger.find((l) => l.op === 'refund')!.detail.chargeId).toBe(ledger.find((l) => l.op === 'charge')!.detail.chargeId)
+    expect(run.stdout).toContain('Result: OK, the invoice failed and each charge was refunded once (undo)')
+    expect(run.stdout).toContain('The call was rolled back: "charge:42" undone.')
   })
 })

@@ -1,4 +1,4 @@
-import { runSimWorld, type SimPlan } from '@tanstack/ai-harness/testing/node'
+import { planWorld, runSimWorld, SimRandom, type SimPlan } from '@tanstack/ai-harness/testing/node'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type SimStoreName, simBackends } from '../src/backends.js'
 import { describeFailure } from '../src/replay.js'
@@ -103,4 +103,35 @@ describe('regression worlds', () => {
 describe('simulated worlds', () => {
   it('150 worlds on the memory store break no invariant', () => worlds('memory', 1, 150))
   it('6 worlds on PGlite break no invariant', () => worlds('pglite', 1, 6))
+})
+
+describe('steps that cannot be made idempotent (verify, once, undo)', () => {
+  for (const workload of ['verify', 'once', 'undo'] as const) {
+    it(`a ${workload} session alone, without faults`, async () => {
+      const backends = simBackends('memory')
+      try {
+        const report = await runSimWorld({ seed: 1, plan: alone(workload), backend: backends.backend })
+        expect(report.violations.length > 0 ? describeFailure('memory', report) : '').toBe('')
+      } finally {
+        await backends.close()
+      }
+    })
+  }
+
+  it('40 worlds of only verify, once and undo sessions, with faults, break no invariant', async () => {
+    const backends = simBackends('memory')
+    const failures: string[] = []
+    const kinds = ['verify', 'once', 'undo'] as const
+    try {
+      for (let seed = 1; seed <= 40; seed++) {
+        const drawn = planWorld(new SimRandom(seed))
+        const plan: SimPlan = { ...drawn, sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % 3]! })) }
+        const report = await runSimWorld({ seed, plan, backend: backends.backend })
+        if (report.violations.length > 0) failures.push(describeFailure('memory', report))
+      }
+    } finally {
+      await backends.close()
+    }
+    expect(failures.join('\n\n')).toBe('')
+  })
 })

@@ -48,3 +48,13 @@ export type { TimingOptions } from './runtime/timings.js'
 export { ParkSignal } from './runtime/park.js'
 export { StepError, RecordError } from './runtime/runtime-errors.js'
 export { DENIED_TOOL_ERROR } from './runtime/approval-gate.js'
+export {
+  StepOutcomeUnknownError,
+  type StepDoOptions,
+  type StepOutcomeOptions,
+  type UndoContext,
+  type VerifyContext,
+  type VerifyVerdict,
+} from './runtime/step-outcome-options.js'
+export { CallRolledBackError, undoStepName } from './runtime/rollback-error.js'
+export { verifyQuestionName } from './runtime/step-outcome.js'

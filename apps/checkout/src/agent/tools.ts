@@ -1,21 +1,18 @@
 import { toolDefinition } from '@tanstack/ai'
 import { durableTool } from '@tanstack/ai-harness'
+import type { UndoContext } from '@tanstack/ai-harness/log'
 import { z } from 'zod'
 import type { BillingService } from '../services/billing.js'
 import type { Mailer } from '../services/mailer.js'
 
 /** The systems the tools change. */
 export interface CheckoutServices {
-  billing: Pick<BillingService, 'charge' | 'sendInvoice'>
-  mailer: Pick<Mailer, 'send'>
+  billing: Pick<BillingService, 'charge' | 'sendInvoice' | 'refund'>
+  mailer: Pick<Mailer, 'send' | 'outbox'>
+  /** Progress lines, for what verify finds. */
+  log?: (line: string) => void
 }
 
-/**
- * The seed page's `checkout` and `notify` tools, as written there. The one addition:
- * each `fn` passes the step's `idempotencyKey` on to the service, as the page's rules
- * ask ("Pass it to the system that does the side effect"), so a step that runs again
- * after a crash is refused by billing or the mailer instead of charging twice.
- */
 /** The price of every order in this small shop, in EUR: what `--ask` asks the customer to confirm. */
 export const ORDER_AMOUNT_EUR = 42
 
@@ -29,7 +26,15 @@ export interface CheckoutToolOptions {
   ask?: boolean
 }
 
-export function checkoutTools({ billing, mailer }: CheckoutServices, options: CheckoutToolOptions = {}) {
+/**
+ * The seed page's `checkout` and `notify` tools. Each billing `fn` passes the step's
+ * `idempotencyKey` on to billing, as the page's rules ask, so a charge that runs again
+ * after a crash is refused instead of charging twice. The charge has an `undo` (a refund)
+ * for a call that fails later. The mailer takes no key (an SMTP relay), so `notify`'s step
+ * has `verify`: after a crash between sending and storing, it finds the email in the
+ * outbox instead of sending it again.
+ */
+export function checkoutTools({ billing, mailer, log = () => {} }: CheckoutServices, options: CheckoutToolOptions = {}) {
   const checkout = durableTool(
     toolDefinition({
       name: 'checkout',
@@ -50,7 +55,13 @@ export function checkoutTools({ billing, mailer }: CheckoutServices, options: Ch
           }
         }
       }
-      const payment = await step.do(`charge:${orderId}`, ({ idempotencyKey }) => billing.charge(orderId, { idempotencyKey }))
+      // A charge that a later failure of the call (the invoice, say) must take back: undo refunds it.
+      const payment = await step.do(
+        `charge:${orderId}`,
+        // The value's type is written out: TypeScript types undo before it has seen fn's context-taking return.
+        { undo: (charge: { id: string }, { idempotencyKey }: UndoContext) => billing.refund(charge.id, { idempotencyKey }) },
+        ({ idempotencyKey }) => billing.charge(orderId, { idempotencyKey }),
+      )
       await step.do(`invoice:${payment.id}`, ({ idempotencyKey }) => billing.sendInvoice(payment.id, { idempotencyKey }))
       return { chargeId: payment.id }
     },
@@ -63,10 +74,21 @@ export function checkoutTools({ billing, mailer }: CheckoutServices, options: Ch
       inputSchema: z.object({ to: z.string(), body: z.string() }),
     }),
     async ({ to, body }, { step }) => {
-      const mail = await step.do(`send:${to}`, ({ idempotencyKey }) => mailer.send(to, body, { idempotencyKey }))
+      // The mailer takes no idempotency key: the step's key goes in a header, and after a crash
+      // verify looks for it in the outbox before anything is sent again.
+      const mail = await step.do(
+        `send:${to}`,
+        {
+          verify: ({ idempotencyKey }) => {
+            const sent = mailer.outbox(idempotencyKey)
+            log(sent ? `verify: ${sent.id} is in the mailer's outbox; not sending it again` : 'verify: nothing in the outbox; sending')
+            return sent ? { done: sent } : 'not-done'
+          },
+        },
+        ({ idempotencyKey }) => mailer.send(to, body, { ref: idempotencyKey }),
+      )
       return { mailId: mail.id }
     },
-    { replay: 'never' },
   )
 
   return { checkout, notify }

@@ -34,6 +34,7 @@ export interface RunFlags extends StoreFlags {
   json?: boolean
   ask?: boolean
   answer?: string
+  failInvoice?: boolean
 }
 
 /** The order placed when `--order` is not given. */
@@ -63,6 +64,7 @@ export async function runCommand(flags: RunFlags): Promise<number> {
     crash: flags.crash,
     leaseMs: flags.leaseMs,
     ask: flags.ask === true,
+    failInvoice: flags.failInvoice === true,
   }
   mkdirSync(dataDir, { recursive: true })
   progress(`session ${sessionId}`)
@@ -83,7 +85,7 @@ export async function runCommand(flags: RunFlags): Promise<number> {
         : await childStory(store, job, progress)
     const ledger = entriesOfSession([...readLedger(billingLedgerPath(dataDir)), ...readLedger(mailerLedgerPath(dataDir))], sessionId)
     ledger.sort((a, b) => a.at.localeCompare(b.at))
-    const verdict = judge(orderIds, ledger, entries)
+    const verdict = judge(orderIds, ledger, entries, { failInvoice: flags.failInvoice === true })
     const report: RunReport = {
       ok: verdict.ok,
       sessionId,

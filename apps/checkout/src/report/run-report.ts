@@ -65,11 +65,19 @@ export function printRunSummary(report: RunReport, config: StoreConfig): string 
     out.push('  2. no crash was asked for (--crash none): the turn ran to the end')
   }
   out.push('')
-  out.push(report.ok ? 'Result: OK, exactly one charge and one invoice per order' : 'Result: FAILED')
+  const rolledBack = report.orders.some((o) => o.refunds > 0)
+  out.push(
+    report.ok
+      ? rolledBack
+        ? 'Result: OK, the invoice failed and each charge was refunded once (undo)'
+        : 'Result: OK, exactly one charge and one invoice per order'
+      : 'Result: FAILED',
+  )
   for (const problem of report.problems) out.push(`  ! ${problem}`)
   const refused = counts.duplicatesRefused
   out.push(`  charges made        ${counts.charges}`)
   out.push(`  invoices sent       ${counts.invoices}`)
+  if (counts.refunds > 0) out.push(`  charges refunded    ${counts.refunds}`)
   out.push(`  emails sent         ${counts.emails}`)
   out.push(
     `  duplicates refused  ${refused.total}` +
@@ -77,7 +85,7 @@ export function printRunSummary(report: RunReport, config: StoreConfig): string 
   )
   for (const o of report.orders) {
     out.push(
-      `  order ${o.orderId}: ${o.charges} charge${o.charges === 1 ? '' : 's'}${o.chargeIds.length ? ` (${o.chargeIds.join(', ')})` : ''}, ${o.invoices} invoice${o.invoices === 1 ? '' : 's'}`,
+      `  order ${o.orderId}: ${o.charges} charge${o.charges === 1 ? '' : 's'}${o.chargeIds.length ? ` (${o.chargeIds.join(', ')})` : ''}, ${o.invoices} invoice${o.invoices === 1 ? '' : 's'}${o.refunds > 0 ? `, ${o.refunds} refund${o.refunds === 1 ? '' : 's'}` : ''}`,
     )
   }
   if (report.story.answer !== '') {

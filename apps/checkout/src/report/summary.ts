@@ -6,6 +6,8 @@ export interface OrderSummary {
   orderId: string
   charges: number
   invoices: number
+  /** Charges refunded (the `undo` of the charge step, after a failed invoice). */
+  refunds: number
   chargeIds: string[]
 }
 
@@ -13,6 +15,7 @@ export interface OrderSummary {
 export interface Counts {
   charges: number
   invoices: number
+  refunds: number
   emails: number
   duplicatesRefused: { charges: number; invoices: number; emails: number; total: number }
 }
@@ -32,10 +35,16 @@ export function entriesOfSession(ledger: readonly LedgerEntry[], sessionId: stri
 }
 
 /**
- * Judges a run: exactly one charge and one invoice per order, no more emails than
- * orders, and a session whose turn finished.
+ * Judges a run: exactly one charge and one invoice per order (with `failInvoice`: one
+ * charge, refunded once, and no invoice), no more emails than orders, and a session whose
+ * turn finished.
  */
-export function judge(orderIds: readonly string[], ledger: readonly LedgerEntry[], entries: readonly LogEntry[]): Verdict {
+export function judge(
+  orderIds: readonly string[],
+  ledger: readonly LedgerEntry[],
+  entries: readonly LogEntry[],
+  { failInvoice = false }: { failInvoice?: boolean } = {},
+): Verdict {
   const done = (op: string) => ledger.filter((e) => e.op === op && e.outcome === 'done')
   const refused = (op: string) => ledger.filter((e) => e.op === op && e.outcome === 'refused').length
   const orders = orderIds.map((orderId) => {
@@ -43,11 +52,13 @@ export function judge(orderIds: readonly string[], ledger: readonly LedgerEntry[
       .filter((e) => e.detail.orderId === orderId)
       .map((e) => e.detail.chargeId!)
     const invoices = done('invoice').filter((e) => chargeIds.includes(e.detail.chargeId!)).length
-    return { orderId, charges: chargeIds.length, invoices, chargeIds }
+    const refunds = done('refund').filter((e) => chargeIds.includes(e.detail.chargeId!)).length
+    return { orderId, charges: chargeIds.length, invoices, refunds, chargeIds }
   })
   const counts: Counts = {
     charges: done('charge').length,
     invoices: done('invoice').length,
+    refunds: done('refund').length,
     emails: done('send').length,
     duplicatesRefused: { charges: refused('charge'), invoices: refused('invoice'), emails: refused('send'), total: 0 },
   }
@@ -55,7 +66,10 @@ export function judge(orderIds: readonly string[], ledger: readonly LedgerEntry[
   const problems: string[] = []
   for (const o of orders) {
     if (o.charges !== 1) problems.push(`order ${o.orderId} was charged ${o.charges} times, not once`)
-    if (o.invoices !== 1) problems.push(`order ${o.orderId} got ${o.invoices} invoices, not one`)
+    const invoices = failInvoice ? 0 : 1
+    if (o.invoices !== invoices) problems.push(`order ${o.orderId} got ${o.invoices} invoices, not ${invoices}`)
+    const refunds = failInvoice ? 1 : 0
+    if (o.refunds !== refunds) problems.push(`order ${o.orderId} got ${o.refunds} refunds, not ${refunds}`)
   }
   if (counts.emails > orderIds.length) problems.push(`${counts.emails} emails went out for ${orderIds.length} order(s)`)
   const last = entries.at(-1)?.record.type

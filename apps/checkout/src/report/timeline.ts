@@ -48,6 +48,10 @@ function describe(r: Record<string, unknown>): string {
     }
     case 'harness.step.failed':
       return `${String(r.name)} attempt ${String(r.attempt)} failed${r.final ? ' (final)' : ''}: ${clip(String(r.error), 80)}${call(r.toolCallId)}`
+    case 'harness.step.intent':
+      return `${String(r.name)} attempt ${String(r.attempt)} begins (logged before its side effect)${call(r.toolCallId)}`
+    case 'harness.rollback':
+      return `the call failed (${clip(String(r.error), 60)}): its steps' undo run, newest first${call(r.toolCallId)}`
     case 'harness.sleep':
       return `${String(r.name)} until ${typeof r.wakeAt === 'number' ? new Date(r.wakeAt).toISOString() : '?'}${call(r.toolCallId)}`
     case 'harness.ask':

@@ -17,6 +17,13 @@ export interface BillingOptions {
   log?: (line: string) => void
   /** Lets the crash demo stop the process between the charge and its step record. */
   afterCharge?: AfterChargeHook
+  /** `--fail-invoice`: the invoice service refuses every invoice, so the checkout rolls its charge back. */
+  failInvoice?: boolean
+}
+
+/** The invoice service said no (`--fail-invoice`): no attempt can change that. */
+export class InvoiceRefusedError extends Error {
+  override readonly name = 'InvoiceRefusedError'
 }
 
 /** The ledger file of the billing service in a data folder. */
@@ -32,11 +39,24 @@ export class BillingService {
   readonly #ledger: Ledger
   readonly #log: (line: string) => void
   readonly #afterCharge: AfterChargeHook | undefined
+  readonly #failInvoice: boolean
 
   constructor(options: BillingOptions) {
     this.#ledger = new Ledger(billingLedgerPath(options.dataDir))
     this.#log = options.log ?? (() => {})
     this.#afterCharge = options.afterCharge
+    this.#failInvoice = options.failInvoice === true
+  }
+
+  /** Refunds a charge once per idempotency key (the compensation of a charge). */
+  async refund(chargeId: string, { idempotencyKey }: IdempotencyOptions): Promise<void> {
+    if (this.#ledger.find('refund', idempotencyKey)) {
+      this.#refuse('refund', idempotencyKey, { chargeId }, null)
+      this.#log(`billing: refused a second refund of ${chargeId} (same idempotency key)`)
+      return
+    }
+    this.#record('refund', idempotencyKey, 'done', { chargeId }, null)
+    this.#log(`billing: refunded ${chargeId}`)
   }
 
   /** Charges an order once per idempotency key; returns the charge. */
@@ -60,6 +80,10 @@ export class BillingService {
     const charged = this.#ledger.entries.some((e) => e.op === 'charge' && e.outcome === 'done' && e.detail.chargeId === chargeId)
     // A real API rejects an invoice for a charge it never made; so does this one.
     if (!charged) throw new Error(`billing: no charge ${chargeId}; invoice refused`)
+    if (this.#failInvoice) {
+      this.#log(`billing: the invoice service refused the invoice for ${chargeId}`)
+      throw new InvoiceRefusedError(`The invoice service refused the invoice for ${chargeId}`)
+    }
     const earlier = this.#ledger.find('invoice', idempotencyKey)
     if (earlier) {
       this.#refuse('invoice', idempotencyKey, { chargeId, invoiceId: earlier.detail.invoiceId! }, null)

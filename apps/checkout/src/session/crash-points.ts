@@ -6,11 +6,13 @@ import type { LogRecord } from '@tanstack/ai-harness/store'
  * - `charge-logged`: right after the charge step is in the log, before the invoice (the seed's story);
  * - `charge-unlogged`: after billing charged, before the step reached the log, so the replay calls
  *   billing again with the same idempotency key and billing refuses it;
- * - `email-logged`: right after notify's email step is in the log, before its result; notify is
- *   `replay: 'never'`, so the model gets a tool error and no second email goes out;
+ * - `email-logged`: right after notify's email step is in the log, before its result: the resumed
+ *   call returns the stored message id, no second email goes out;
+ * - `email-unlogged`: after the mailer sent (it takes no idempotency key), before the step reached
+ *   the log: the resumed call asks `verify`, which finds the email in the outbox, and sends nothing;
  * - `none`: no crash.
  */
-export const CRASH_POINTS = ['charge-logged', 'charge-unlogged', 'email-logged', 'none'] as const
+export const CRASH_POINTS = ['charge-logged', 'charge-unlogged', 'email-logged', 'email-unlogged', 'none'] as const
 export type CrashPoint = (typeof CRASH_POINTS)[number]
 
 /** What the doomed process tells its parent at the crash point. */

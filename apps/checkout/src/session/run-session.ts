@@ -29,6 +29,8 @@ export interface SessionJob {
   leaseMs: number
   /** `--ask`: the checkout tool asks the customer to confirm the amount before it charges. */
   ask?: boolean
+  /** `--fail-invoice`: the invoice service refuses the invoice, so the checkout rolls its charge back (`undo`). */
+  failInvoice?: boolean
 }
 
 /** What a process saw of its turn. */
@@ -68,9 +70,22 @@ export async function runSession(store: HarnessStore, job: SessionJob, progress:
               lastSeq: watched.lastSeq(),
             })
         : undefined,
+    failInvoice: job.failInvoice === true,
   })
-  const mailer = new Mailer({ dataDir: job.dataDir, log: progress })
-  const harness = checkoutHarness(job.model, { billing, mailer }, { ask: job.ask === true })
+  const mailer = new Mailer({
+    dataDir: job.dataDir,
+    log: progress,
+    afterSend:
+      job.crash === 'email-unlogged'
+        ? (entry) =>
+            onCrash({
+              point: 'email-unlogged',
+              detail: `the mailer sent ${entry.detail.mailId}, but the step is not in the log`,
+              lastSeq: watched.lastSeq(),
+            })
+        : undefined,
+  })
+  const harness = checkoutHarness(job.model, { billing, mailer, log: progress }, { ask: job.ask === true })
   const host = createHost({ store: watched.store, harnesses: harness, hostId: HOST_ID, leaseMs: job.leaseMs })
 
   // Placing the order again in an existing session would charge again (new tool call, new key): refuse.

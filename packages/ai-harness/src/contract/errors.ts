@@ -17,6 +17,8 @@ export type HarnessErrorCode =
   | 'STEP_SECRET'
   | 'STEP_TOO_LARGE'
   | 'STEP_FAILED'
+  | 'STEP_OUTCOME_UNKNOWN'
+  | 'CALL_ROLLED_BACK'
   | 'TOOL_TIMEOUT'
   | 'TOOL_CALL_SETTLED'
   | 'NOT_IN_DURABLE_SESSION'

@@ -17,6 +17,8 @@ import {
 } from './step-retry.js'
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 import { deadline, waitFor } from './timers.js'
+import { PlainCompensations } from './plain-compensation.js'
+import { checkStepDoOptions, type StepDoOptions } from './step-outcome-options.js'
 
 /** What `step.do` passes to its function. */
 export interface StepRunContext {
@@ -80,10 +82,15 @@ export interface Step {
    * `delayMs × backoff^n` (at most `maxDelayMs`), in the process or, past `parkAfterMs`,
    * parked until its logged due time. After the last attempt, or a `NonRetryableError`,
    * the step fails with `STEP_FAILED`, on this run and on every later one.
+   *
+   * For a side effect that takes no idempotency key: `verify` (ask the system whether it
+   * happened before running `fn` again after a crash), `once: true` (never run `fn` again;
+   * throw `STEP_OUTCOME_UNKNOWN`), `undo` (a compensation that runs when the call fails).
+   * See `StepOutcomeOptions`.
    */
   do<T, Guard extends JsonStepGuard<T> = JsonStepGuard<T>>(
     name: string,
-    options: StepOptions,
+    options: StepDoOptions<T>,
     fn: (context: StepRunContext) => T | Promise<T>,
     ...guard: Guard
   ): Promise<T>
@@ -213,9 +220,11 @@ export function durableTool<
     const limit = deadline(context?.abortSignal ?? new AbortController().signal, meta.timeoutMs, () =>
       toolTimedOut(definition.name, meta.timeoutMs!),
     )
+    // Seam (compensation.ts): the undo of finished steps runs when execute throws.
+    const undos = new PlainCompensations(context?.toolCallId ?? 'plain', limit.signal)
     try {
       return (await limit.race(
-        Promise.resolve(meta.execute(args, plainContext(context, limit.signal, life, definition.name, meta))),
+        undos.runCall(() => Promise.resolve(meta.execute(args, plainContext(context, limit.signal, life, definition.name, meta, undos)))),
       )) as never
     } finally {
       limit.clear()
@@ -235,7 +244,7 @@ const DURABLE_TOOL_OPTIONS = {
  * The arguments of `step.do`: `(name, fn)` or `(name, options, fn)`. Checked before
  * anything runs: a wrong one is `INVALID_ARGUMENT`.
  */
-export function stepDoArguments(a: unknown, b: unknown): { options: StepOptions | undefined; fn: (context: StepRunContext) => unknown } {
+export function stepDoArguments(a: unknown, b: unknown): { options: StepDoOptions | undefined; fn: (context: StepRunContext) => unknown } {
   const [options, fn] = typeof a === 'function' ? [undefined, a] : [a, b]
   // Options after fn (the order of some other libraries) would be ignored: refuse them.
   if (typeof fn !== 'function' || (typeof a === 'function' && b !== undefined)) {
@@ -245,7 +254,8 @@ export function stepDoArguments(a: unknown, b: unknown): { options: StepOptions 
       'step.do takes (name, fn) or (name, options, fn), e.g. step.do("charge", { attempts: 3 }, ({ idempotencyKey }) => ...).',
     )
   }
-  checkStepOptions('step.do', options, 'options (the second argument)')
+  // Seam (step-outcome-options.ts): the step options, and verify, once and undo.
+  checkStepDoOptions(options)
   return { options, fn: fn as (context: StepRunContext) => unknown }
 }
 
@@ -265,6 +275,7 @@ function plainContext(
   life: { ended: boolean },
   toolName: string,
   meta: DurableMeta,
+  undos: PlainCompensations,
 ): DurableToolContext {
   const toolCallId = context?.toolCallId ?? 'plain'
   const used = new Set<string>()
@@ -278,13 +289,17 @@ function plainContext(
       assertStepName('step.do', name)
       const { options, fn } = stepDoArguments(a, b)
       claimStepName(used, name)
-      const policy = stepPolicy(meta.retry, options)
+      // A once step has one attempt, in plain chat() too.
+      const policy = stepPolicy(meta.retry, options, options?.once ? { attempts: 1 } : undefined)
       const idempotencyKey = `plain:${toolCallId}:${name}`
       for (let attempt = 1; ; attempt++) {
         const outcome = await runAttempt(fn, { idempotencyKey, attempt }, signal, policy.timeoutMs)
         if (outcome.ok) {
           assertStepJson(name, outcome.value)
-          return jsonCopy(outcome.value) as never
+          const value = jsonCopy(outcome.value)
+          // Nothing crashes in plain chat(): verify is never called and once changes nothing; undo is registered.
+          if (options?.undo) undos.register(name, value, options.undo)
+          return value as never
         }
         // A stopped run (or the tool's deadline) is no failure of the step: no retry.
         if (signal.aborted) throw outcome.error

@@ -19,6 +19,7 @@ import { beginTurnTrace, dropTurnTrace, traceStore } from './tracing.js'
 import { TurnRun } from './turn-run.js'
 import { chatTurn } from './turn-runner.js'
 import { WakeupPolicy } from './wakeup-policy.js'
+import { rollBackOnCancel } from './cancel-rollback.js'
 
 /**
  * The life of a session object. `idle`, `cut` and `waiting` hold the lease with no
@@ -156,6 +157,8 @@ export class LiveSession implements Session {
     const open = this.#args.state.openTurn
     if (!open) return
     const kept = this.#runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
+    // Seam (cancel-rollback.ts): the calls of the cancelled turn undo their finished steps (`undo`) first.
+    await rollBackOnCancel(this.#runtime, (name) => this.harness.toolNamed(name), kept)
     await this.#cancelChildren()
     await this.#writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: this.#args.clock.now(), reason: kept }])
     // The stop above may have let the session go meanwhile (TypeScript cannot see that).

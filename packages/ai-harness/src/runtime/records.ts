@@ -1,4 +1,7 @@
 import type { JsonObject, JsonValue } from '../json/json-types.js'
+import type { RollbackRecord, StepIntentRecord } from './outcome-records.js'
+
+export type { RollbackRecord, StepIntentRecord } from './outcome-records.js'
 
 /**
  * The records the harness writes to a session log. Every type begins with
@@ -267,6 +270,8 @@ export type HarnessRecord =
   | TurnFinishedRecord
   | TurnCancelledRecord
   | SecretUsedRecord
+  | StepIntentRecord
+  | RollbackRecord
 
 /**
  * A prompt submitted to a session from any host (`host.submit`), in the session's inbox

@@ -15,6 +15,7 @@ import type {
   StepFailedRecord,
   ToolResultRecord,
 } from './records.js'
+import { applyOutcomeRecord, emptyOutcomeState, forgetCallOutcomes, type OutcomeState } from './outcome-records.js'
 
 /** A stored step: `value` is undefined for a step whose function returned nothing. */
 export interface StoredStep {
@@ -102,6 +103,8 @@ export interface SessionState {
   closedCalls: Set<string>
   /** Names of the secrets tools of this session read (`harness.secret.used`); never their values. */
   secretNames: Set<string>
+  /** Seam (outcome-records.ts): intents of steps with `verify` or `once`, and rollbacks of calls, by tool call id. */
+  outcomes: OutcomeState
 }
 
 /** A question of the session and where it stands. */
@@ -168,6 +171,7 @@ export function emptyState(): SessionState {
     parent: null,
     closedCalls: new Set(),
     secretNames: new Set(),
+    outcomes: emptyOutcomeState(),
   }
 }
 
@@ -307,6 +311,7 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.sleeps.delete(result.toolCallId)
       state.parked.delete(result.toolCallId)
       state.notStarted.delete(result.toolCallId)
+      forgetCallOutcomes(state.outcomes, result.toolCallId)
       state.messages.push({ role: 'tool', toolCallId: result.toolCallId, content: toolMessageContent(result.result) })
       break
     }
@@ -329,6 +334,9 @@ export function applyEntry(state: SessionState, entry: LogEntry): void {
       state.parked.clear()
       state.notStarted.clear()
       break
+    default:
+      // Seam (outcome-records.ts): `harness.step.intent` and `harness.rollback`; app records change nothing.
+      applyOutcomeRecord(state.outcomes, record)
   }
 }
 

@@ -45,6 +45,8 @@ import {
   stepPolicy,
 } from './step-retry.js'
 import { type Deadline, deadline, waitFor } from './timers.js'
+import { assertNotRollingBack, guardApplies, StepGuard } from './step-outcome.js'
+import type { StepDoOptions } from './step-outcome-options.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
 import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -413,6 +415,47 @@ export class LiveToolCall {
     return this.#stop
   }
 
+  /** The plain `step.do`: the step's value from the log, or its attempts, each logging its value or failure. */
+  async #doStep(name: string, options: StepDoOptions | undefined, fn: (context: StepRunContext) => unknown): Promise<unknown> {
+    refuseSecretName(this.session.scanner, name, 'step')
+    // The record's size without its value: the logged record adds the value to it.
+    const headBytes = this.#assertFits(
+      'step.do',
+      name,
+      { type: 'harness.step', toolCallId: this.toolCallId, name },
+      this.session.maxStepBytes,
+      'step name',
+    )
+    claimStepName(this.#usedNames, name)
+    const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
+    if (stored) {
+      // A secret the session learned after the value was logged (a later secret() read): the log
+      // keeps it already, but the tool must not get it back, as on the run that stored it.
+      if (this.session.scanner.size > 0) refuseStepSecret(this.session, name, stored.value)
+      const record = {
+        type: 'harness.step',
+        toolCallId: this.toolCallId,
+        name,
+        ...(stored.value === undefined ? {} : { value: stored.value }),
+      }
+      await this.#traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
+      return jsonCopy(stored.value) as never
+    }
+    const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
+    // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
+    if (policy.attempts > 1 && !(this.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
+      throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
+    }
+    const first = await this.#nextAttempt(name, policy)
+    const idempotencyKey = `${this.idPrefix}${name}`
+    for (let attempt = first; ; attempt++) {
+      const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy, headBytes)
+      if (!result.failed) return result.value as never
+      if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
+      await this.#waitUntil('step.do', name, Number(result.failed.retryAt), await this.#durableNow())
+    }
+  }
+
   /** Notes the park signals and own failures that `step`'s functions throw (see `stop`). */
   #watched(step: Step): Step {
     const watched: Record<string, unknown> = {}
@@ -427,48 +470,40 @@ export class LiveToolCall {
     return watched as unknown as Step
   }
 
+  #guard: StepGuard | undefined
+
+  /**
+   * Seam (step-outcome.ts, compensation.ts): the guard of the call's steps with `verify`,
+   * `once` or `undo`, and of its rollback; made on first use, so a call without them has none.
+   * It calls back into the plain step (`#doStep`) and the call's writes.
+   */
+  get outcomes(): StepGuard {
+    this.#guard ??= new StepGuard({
+      session: this.session,
+      toolCallId: this.toolCallId,
+      idPrefix: this.idPrefix,
+      signal: this.signal,
+      doStep: (name, options, fn) => this.#doStep(name, options, fn),
+      logValue: async (name, value) => {
+        const headBytes = jsonBytes({ type: 'harness.step', toolCallId: this.toolCallId, name })
+        return (await this.#logValue(name, value, headBytes, this.session.writer)).value
+      },
+      claimName: (name) => claimStepName(this.#usedNames, name),
+      write: (records) => this.#write('step.do', records),
+      ask: (options) => this.step.ask(options as never),
+      policy: (options) => stepPolicy(this.session.harness.options.retry, this.#retry, options),
+    })
+    return this.#guard
+  }
+
   readonly step: Step = this.#watched({
     do: async (name: string, a: unknown, b?: unknown) => {
       this.#assertLive('step.do')
       assertStepName('step.do', name)
       const { options, fn } = stepDoArguments(a, b)
-      refuseSecretName(this.session.scanner, name, 'step')
-      // The record's size without its value: the logged record adds the value to it.
-      const headBytes = this.#assertFits(
-        'step.do',
-        name,
-        { type: 'harness.step', toolCallId: this.toolCallId, name },
-        this.session.maxStepBytes,
-        'step name',
-      )
-      claimStepName(this.#usedNames, name)
-      const stored = this.session.state.steps.get(this.toolCallId)?.get(name)
-      if (stored) {
-        // A secret the session learned after the value was logged (a later secret() read): the log
-        // keeps it already, but the tool must not get it back, as on the run that stored it.
-        if (this.session.scanner.size > 0) refuseStepSecret(this.session, name, stored.value)
-        const record = {
-          type: 'harness.step',
-          toolCallId: this.toolCallId,
-          name,
-          ...(stored.value === undefined ? {} : { value: stored.value }),
-        }
-        await this.#traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
-        return jsonCopy(stored.value) as never
-      }
-      const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
-      // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
-      if (policy.attempts > 1 && !(this.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
-        throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
-      }
-      const first = await this.#nextAttempt(name, policy)
-      const idempotencyKey = `${this.idPrefix}${name}`
-      for (let attempt = first; ; attempt++) {
-        const result = await this.#attempt(name, fn, { idempotencyKey, attempt }, policy, headBytes)
-        if (!result.failed) return result.value as never
-        if (result.failed.final) throw lastAttemptError(name, attempt, result.failed)
-        await this.#waitUntil('step.do', name, Number(result.failed.retryAt), await this.#durableNow())
-      }
+      // Seam (step-outcome.ts): verify, once, undo, and the steps of a call that rolls back.
+      if (guardApplies(this.session, this.toolCallId, options)) return this.outcomes.do(name, options, fn) as never
+      return this.#doStep(name, options, fn) as never
     },
     sleep: async (name: string, ms: number) => {
       this.#assertLive('step.sleep')
@@ -478,6 +513,8 @@ export class LiveToolCall {
       const { state } = this.session
       let wakeAt = state.sleeps.get(this.toolCallId)?.get(name)
       const now = await this.#durableNow()
+      // Seam (step-outcome.ts): a call that rolls back does not wait.
+      assertNotRollingBack(this.session, this.toolCallId, name, wakeAt !== undefined && wakeAt <= now)
       if (wakeAt === undefined) {
         // The wake time is fixed on the first run, so a crash does not restart the wait.
         wakeAt = Math.ceil(now + ms)
@@ -510,6 +547,8 @@ export class LiveToolCall {
       }
       const id = questionId(this.toolCallId, name)
       const known = this.session.state.questions.get(id)
+      // Seam (step-outcome.ts): a call that rolls back asks nothing.
+      assertNotRollingBack(this.session, this.toolCallId, name, known?.answer !== undefined)
       if (!known) {
         const jsonSchema = convertSchemaToJsonSchema(schema as never)
         if (!jsonSchema) {
@@ -809,7 +848,13 @@ async function executeCall(
     const value = agent
       ? await runAgentCall(call, agent, args, context)
       : meta
-        ? await call.deadline.race(Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))))
+        ? await call.deadline.race(
+            // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
+            call.outcomes.compensations.runCall(
+              () => Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))),
+              () => control.stopped || call.stop !== undefined || call.deadline.expired,
+            ),
+          )
         : await tool.execute!(args, call.contextFor(context))
     // A tool that caught its step's park signal (or a lost write) still stops the run.
     if (call.stop) throw call.stop

@@ -10,6 +10,14 @@ export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scr
 export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
+export {
+  enumerateOutcomeCrashPoints,
+  OUTCOME_SCENARIOS,
+  type OutcomeCrashOptions,
+  type OutcomeCrashReport,
+  type OutcomeScenario,
+  OutcomeSystems,
+} from './outcome-crash-points.js'
 export { entriesOf, type Machine, type MachineOptions, recordsOf, startMachine, TEST_LEASE_MS } from './machines.js'
 export { oneStreamProblems, type StreamCrashReport, seqsOf, streamAcrossCrash } from './stream-crash.js'
 export { SECRET_FORMS, type SecretForm } from './secret-forms.js'

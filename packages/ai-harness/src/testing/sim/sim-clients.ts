@@ -5,7 +5,7 @@ import type { Session } from '../../runtime/session.js'
 import { drain } from '../streams.js'
 import type { SimMachine, SimShared } from './sim-hosts.js'
 import type { SimSessionPlan } from './sim-plan.js'
-import { SIM_SECRET } from './sim-workloads.js'
+import { effectOf, SIM_SECRET } from './sim-workloads.js'
 
 /** A client's view of one session of the world. */
 export interface SimSessionState {
@@ -140,7 +140,18 @@ export class SimClients {
     const questionId = `${String(ask.toolCallId)}:${String(ask.name)}`
     // While faults are on, some answers are wrong: the wrong type (refused), or 13 (passes the schema, fails the tool's refine).
     const kind = this.shared.faultsOn() ? random.pick(['good', 'good', 'wrong', 'refined', 'twice']) : 'good'
-    const answer = kind === 'wrong' ? { n: 'seven' } : kind === 'refined' ? { n: 13 } : { n: random.int(1, 9) }
+    const verified = /^verify:\d+:(.*)$/.exec(String(ask.name))
+    // A question of a step whose verify could not tell: the person looks in the mailer's outbox and tells the truth.
+    const truth = verified && effectOf(this.shared.ledger, `${s.plan.id}:${String(ask.toolCallId)}:${verified[1]}`)
+    const answer = verified
+      ? truth
+        ? { decision: 'done', value: truth.done }
+        : { decision: 'run-again' }
+      : kind === 'wrong'
+        ? { n: 'seven' }
+        : kind === 'refined'
+          ? { n: 13 }
+          : { n: random.int(1, 9) }
     const answerOn = async (machine: SimMachine, value: unknown) => {
       await machine.host
         .answer({ sessionId: s.plan.id, questionId, answer: value })

@@ -1,10 +1,18 @@
 import type { LogEntry, LogRecord } from '../../contract/types.js'
 import type { SimClients } from './sim-clients.js'
 import type { Invocation, SimLedger } from './sim-ledger.js'
-import { SIM_SECRET } from './sim-workloads.js'
+import { OUTCOME_STEP, SIM_SECRET } from './sim-workloads.js'
 
 /** Records of a tool call that belong inside it: after the assistant record that made the call, before its result. */
-const CALL_RECORDS = new Set(['harness.step', 'harness.step.failed', 'harness.step.started', 'harness.sleep', 'harness.ask'])
+const CALL_RECORDS = new Set([
+  'harness.step',
+  'harness.step.failed',
+  'harness.step.started',
+  'harness.step.intent',
+  'harness.rollback',
+  'harness.sleep',
+  'harness.ask',
+])
 
 /** Invocations grouped by key, in start order. */
 function byKey(invocations: readonly Invocation[]): Map<string, Invocation[]> {
@@ -52,6 +60,22 @@ export function checkInvocations(ledger: SimLedger, faultFree: boolean): string[
     const at = loggedAt.get(run.key)
     if (at !== undefined && run.start > at)
       found.push(`step ${run.key}: attempt ${run.attempt} on ${run.process} started at ${run.start}, after its value was logged at ${at}`)
+  }
+  return found
+}
+
+/**
+ * The steps that cannot be made idempotent, with or without faults: a verified step's
+ * effect happens at most once (verify looks before fn runs again), a once step's fn runs at
+ * most once, and a compensation (`undo(…)`) runs at most once.
+ */
+export function checkOutcomeSteps(ledger: SimLedger): string[] {
+  const found: string[] = []
+  for (const [key, runs] of byKey(ledger.invocations)) {
+    const effects = runs.filter((r) => r.outcome === 'ok').length
+    if (key.endsWith(`:${OUTCOME_STEP.verified}`) && effects > 1) found.push(`verified step ${key}: its effect happened ${effects} times`)
+    if (key.endsWith(`:${OUTCOME_STEP.once}`) && runs.length > 1) found.push(`once step ${key}: fn ran ${runs.length} times`)
+    if (key.includes(':undo(') && runs.length > 1) found.push(`compensation ${key}: ran ${runs.length} times`)
   }
   return found
 }

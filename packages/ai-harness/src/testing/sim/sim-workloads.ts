@@ -27,6 +27,9 @@ export const SIM_WORKLOADS = [
   'middleware',
   'reused',
   'poison',
+  'verify',
+  'once',
+  'undo',
 ] as const
 export type SimWorkload = (typeof SIM_WORKLOADS)[number]
 
@@ -96,6 +99,20 @@ function effect(context: WorkloadContext, options: EffectOptions = {}) {
   }
 }
 
+/**
+ * Whether a step's effect happened, as the system it touched knows: an invocation of its key
+ * that ended 'ok' (the sim's effect lands when the fn ends well; a cut fn never landed it).
+ */
+export function effectOf(ledger: SimLedger, idempotencyKey: string): { done: string } | undefined {
+  const logId = idempotencyKey.split(':').slice(0, -2).join(':')
+  const key = `${ledger.incarnation(logId)}/${idempotencyKey}`
+  const ok = ledger.invocations.find((i) => i.key === key && i.outcome === 'ok')
+  return ok ? { done: `done:${ok.attempt}` } : undefined
+}
+
+/** The step names whose invariants are stricter (see `checkOutcomeSteps`): a verified mail, a once sms, and every compensation. */
+export const OUTCOME_STEP = { verified: 'mail', once: 'sms' } as const
+
 const noInput = z.object({})
 const definition = (name: string, needsApproval = false) =>
   toolDefinition({ name, description: `simulated ${name}`, inputSchema: noInput, ...(needsApproval ? { needsApproval: true } : {}) })
@@ -159,6 +176,25 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
         await fx()(c)
         return token.length > 0 ? 'used' : 'none'
       })
+    }),
+    // A mailer without keys: after a crash, verify looks in its outbox; now and then it cannot tell, and a person decides.
+    verify: durableTool(definition('verify'), async (_a, { step }) =>
+      step.do(
+        OUTCOME_STEP.verified,
+        { verify: ({ idempotencyKey }) => effectOf(context.ledger, idempotencyKey) ?? (r.chance(0.3) ? 'unknown' : 'not-done') },
+        fx({ ignoresSignal: r.chance(0.5) }),
+      ),
+    ),
+    once: durableTool(definition('once'), async (_a, { step }) =>
+      step
+        .do(OUTCOME_STEP.once, { once: true }, fx())
+        .catch((e: { code?: string }) => (e.code === 'STEP_OUTCOME_UNKNOWN' ? 'unknown' : Promise.reject(e))),
+    ),
+    // A charge with a compensation, then a shipment that fails half the time: the call rolls the charge back.
+    undo: durableTool(definition('undo'), async (_a, { step }) => {
+      await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
+      await step.do('ship', fx({ fail: 0.5 }))
+      return 'shipped'
     }),
     poison: durableTool(definition('poison'), async (_a, { step }) =>
       withRetry(step, 'p', { attempts: 2, delayMs: 10 }, fx({ poison: 0.5, budget: 2 })).catch((e: Error) => e.message),

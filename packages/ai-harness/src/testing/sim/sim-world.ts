@@ -3,7 +3,7 @@ import { otelApi } from '../../runtime/tracing.js'
 import { SimRandom } from './random.js'
 import { SimClients } from './sim-clients.js'
 import { type OpenSimStore, SimMachine, type SimShared } from './sim-hosts.js'
-import { checkInvocations, checkLog, checkWorld, unsettled } from './sim-invariants.js'
+import { checkInvocations, checkLog, checkOutcomeSteps, checkWorld, unsettled } from './sim-invariants.js'
 import { SimLedger } from './sim-ledger.js'
 import { faultFree, planWorld, type SimPlan } from './sim-plan.js'
 import { VirtualTime } from './virtual-time.js'
@@ -82,6 +82,7 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
     const violations = [
       ...(stuck.length > 0 ? [`stuck: ${stuck.join(', ')} did not finish ${QUIET_MS} ms after the faults stopped`] : []),
       ...checkInvocations(ledger, faultFree(plan)),
+      ...checkOutcomeSteps(ledger),
       ...checkWorld(ledger, clients),
       ...(await readLogs(backend.open({ now: () => time.now }), ledger, time)),
       ...time.uncaught.map((e) => `a timer threw: ${String(e)}`),

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { enumerateOutcomeCrashPoints, type OUTCOME_SCENARIOS } from '@tanstack/ai-harness/testing'
+import { type CaseContext, defineCase } from '../case.js'
+
+/**
+ * Steps whose side effect cannot be made idempotent (`verify`, `once`, `undo`), on the
+ * store: the crash points are generated from a run without a crash (before and after each
+ * append of the first process), so every write around the intent, the effect, the value
+ * and each compensation is one.
+ */
+/** The appends around the intent, the effect, the value and each compensation (the turn's own writes have cases of their own). */
+const STEP_WRITES = /^\[harness\.(step|step\.intent|rollback)\]$/
+
+function crashPointsCase(
+  id: string,
+  scenario: keyof typeof OUTCOME_SCENARIOS,
+  title: string,
+  expect: { intents: boolean; rollback: boolean },
+) {
+  return defineCase({
+    id,
+    title,
+    requires: ['leases', 'wakeups'],
+    async run(context: CaseContext) {
+      const report = await enumerateOutcomeCrashPoints({
+        scenario,
+        world: async () => ({ clock: context.clock, openStore: (await context.openNamespace()).openStore }),
+        select: (write) => STEP_WRITES.test(write),
+      })
+      assert.deepEqual(report.failures, [], 'every crash point holds')
+      const picked = report.writes.filter((w) => STEP_WRITES.test(w))
+      assert.equal(report.points.length, 2 * picked.length, 'before and after each append of a step')
+      const writes = report.writes.join(' ')
+      assert.equal(writes.includes('harness.step.intent'), expect.intents, `intent records in ${writes}`)
+      assert.equal(writes.includes('harness.rollback'), expect.rollback, `a rollback in ${writes}`)
+      assert.deepEqual(
+        report.points.filter((p) => p.ended !== 'finished').map((p) => `${p.point} ${p.k} ${p.write}: ${p.ended}`),
+        [],
+        'every cut ends resolved (a person answers what it asks)',
+      )
+    },
+  })
+}
+
+export const outcomeCases = [
+  crashPointsCase(
+    'durable.verify.crash-points',
+    'verify',
+    'a step with verify, cut at every append: a run after the crash asks verify before sending again, and the mail goes out once',
+    { intents: true, rollback: false },
+  ),
+  crashPointsCase(
+    'durable.verify.unknown-asks-a-person',
+    'verify-unknown',
+    "a step whose verify says 'unknown', cut at every append: nothing runs until a person answers, whose answer decides; the mail goes out once",
+    { intents: true, rollback: false },
+  ),
+  crashPointsCase(
+    'durable.once.crash-points',
+    'once',
+    'a once step, cut at every append: fn never runs again after its intent; the run after the crash throws STEP_OUTCOME_UNKNOWN exactly when the crash cut it',
+    { intents: true, rollback: false },
+  ),
+  crashPointsCase(
+    'durable.undo.crash-points',
+    'undo',
+    'a failed call with compensations, cut at every append (the steps, the rollback, each compensation): the rollback goes on where it stopped and no compensation runs twice',
+    { intents: true, rollback: true },
+  ),
+]

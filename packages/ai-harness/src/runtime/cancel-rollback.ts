@@ -1,0 +1,33 @@
+import type { AnyTool } from '@tanstack/ai'
+import { durableMetaOf } from './durable-tool.js'
+import { callInput, unsettledCalls } from './session-fold.js'
+import type { SessionRuntime } from './session-runtime.js'
+import { LiveToolCall } from './tool-call.js'
+
+/**
+ * When a session's open turn is cancelled, the durable calls of its last batch that have
+ * finished steps run their compensations (`undo`), newest first, and settle as a tool
+ * error that says what was undone. Each call's `execute` runs again only to find them: its
+ * finished steps return their logged values, and the first step, sleep or question it had
+ * not finished throws. A call with nothing to undo writes nothing, as before.
+ */
+export async function rollBackOnCancel(
+  runtime: SessionRuntime,
+  toolNamed: (name: string) => AnyTool | undefined,
+  reason: string,
+): Promise<void> {
+  for (const logged of unsettledCalls(runtime.state)) {
+    const meta = durableMetaOf(toolNamed(logged.name))
+    if (!meta || !runtime.state.steps.get(logged.id)?.size) continue
+    const call = new LiveToolCall(runtime, logged.id, logged.name, undefined, meta)
+    try {
+      const rolled = await call.outcomes.compensations.rollBackOnCancel(
+        async () => meta.execute(callInput(logged.arguments), call.contextFor(undefined)),
+        new Error(`The session was cancelled: ${reason}`),
+      )
+      if (rolled) await call.settle(false, { error: runtime.scanner.redactText(rolled.message) })
+    } finally {
+      call.end()
+    }
+  }
+}
