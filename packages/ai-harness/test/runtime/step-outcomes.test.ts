@@ -7,10 +7,9 @@ import {
   type HarnessStore,
   HARNESS_EVENTS,
   type Harness,
-  type LogRecord,
-  type StepDoOptions,
-  type VerifyContext,
 } from '@tanstack/ai-harness'
+import type { StepDoOptions, VerifyContext } from '@tanstack/ai-harness/log'
+import type { LogRecord } from '@tanstack/ai-harness/store'
 import { scriptedText, startMachine } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
