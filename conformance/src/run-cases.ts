@@ -244,6 +244,12 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
         opened.push(store)
         return store
       },
+      async openRacerProcess() {
+        if (!options.processes || !resources) return undefined
+        const racer = await resources.racers().openProcess(main.namespace, clock)
+        opened.push(racer.store)
+        return racer
+      },
     }
     return { context, dispose, broken }
   } catch (error) {

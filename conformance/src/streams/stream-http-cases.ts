@@ -2,9 +2,10 @@ import assert from 'node:assert/strict'
 import { resumeServerSentEventsResponse, type StreamChunk, toServerSentEventsResponse } from '@tanstack/ai'
 import { defineCase } from '../case.js'
 import { textChunk } from './streams-hook.js'
+import { SSE_URL_BASE } from './racer-settings.js'
 import { chunks, deltas, readToEnd, runIdOf, SOON_MS, streamsOn, textsOf, within, snap } from './stream-kit.js'
 
-const URL_BASE = 'http://harness.test/chat'
+const URL_BASE = SSE_URL_BASE
 
 /** One SSE event of a response: its `id:` and its parsed `data:`. */
 interface SseEvent {
@@ -58,7 +59,7 @@ export const streamHttpCases = [
   defineCase({
     id: 'stream.sse.resume',
     title:
-      "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance: every chunk once, in order",
+      "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance (in another process when the run has them): every chunk once, in order",
     async run(context) {
       const runId = runIdOf('sse')
       const run = gatedRun(20)
@@ -71,13 +72,14 @@ export const streamHttpCases = [
       run.open()
       const last = seen.at(-1)!.id
       assert.ok(last, 'every event of a durable response has an id')
-      const other = streamsOn(context, await context.openRacer())
+      // With processes, the resume runs in another process on its own store, as after a reload served by another server.
+      const racer = await context.openRacerProcess()
+      const other = streamsOn(context, racer?.store ?? (await context.openRacer()))
       const resume = new Request(`${URL_BASE}?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': last } })
-      const resumed = await within(
-        readEvents(resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!),
-        'the resumed response to its end',
-        SOON_MS * 2,
-      )
+      const body = racer
+        ? new Response(await within(racer.resumeSse(runId, last), 'the resume in another process', SOON_MS * 2)).body!
+        : resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!
+      const resumed = await within(readEvents(body), 'the resumed response to its end', SOON_MS * 2)
       const all = [...seen, ...resumed]
       const texts = all.filter((e) => e.data.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.data.delta)
       assert.deepEqual(texts, textsOf(chunks(1, 20)), 'every text chunk once, in order, across the cut')
