@@ -70,9 +70,9 @@ export const QUICK_CONFIG: BenchConfig = {
   poolSize: 8,
   streamsBatch: 32,
   streamsRounds: 10,
-  streamsLagChunks: 10,
+  streamsLagChunks: 5,
   streamsLagEveryMs: 100,
-  streamsSustainMs: 1_000,
+  streamsSustainMs: 500,
 }
 
 /** A short, unique, lowercase id for this run: schema, table, bucket and prefix names include it. */
