@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict'
-import { resumeServerSentEventsResponse, type StreamChunk, toServerSentEventsResponse } from '@tanstack/ai'
+import {
+  replayRunStream,
+  resumeHttpResponse,
+  resumeServerSentEventsResponse,
+  type StreamChunk,
+  toHttpResponse,
+  toServerSentEventsResponse,
+} from '@tanstack/ai'
 import { defineCase } from '../case.js'
 import { textChunk } from './streams-hook.js'
 import { SSE_URL_BASE } from './racer-settings.js'
@@ -33,6 +40,37 @@ async function readEvents(body: ReadableStream<Uint8Array>, stop: (events: SseEv
     if (stop(events)) {
       await reader.cancel()
       return events
+    }
+  }
+}
+
+/** One NDJSON line of a durable `toHttpResponse`: `{ id, chunk }`. */
+interface NdjsonEnvelope {
+  id: string
+  chunk: { type: string; delta?: string }
+}
+
+/** Reads NDJSON envelopes from `body` until `stop` says so (then cancels the body) or the body ends. */
+async function readLines(
+  body: ReadableStream<Uint8Array>,
+  stop: (lines: NdjsonEnvelope[]) => boolean = () => false,
+): Promise<NdjsonEnvelope[]> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const lines: NdjsonEnvelope[] = []
+  let buffer = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return lines
+    buffer += decoder.decode(value, { stream: true })
+    for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, end).trim()
+      buffer = buffer.slice(end + 1)
+      if (line !== '') lines.push(JSON.parse(line) as NdjsonEnvelope)
+    }
+    if (stop(lines)) {
+      await reader.cancel()
+      return lines
     }
   }
 }
@@ -90,6 +128,48 @@ export const streamHttpCases = [
         all.map((e) => e.id),
         stored.map((e) => e.offset),
         'the events are the stored log, in order',
+      )
+    },
+  }),
+  defineCase({
+    id: 'stream.ndjson.resume',
+    title:
+      "TanStack AI's toHttpResponse on the store, a reader cut mid-stream, resumeHttpResponse from ?offset on another instance, and replayRunStream from the start: every chunk once, in order",
+    async run(context) {
+      const runId = runIdOf('ndjson')
+      const run = gatedRun(20)
+      const producer = streamsOn(context).durability(new Request(URL_BASE, { method: 'POST', headers: { 'X-Run-Id': runId } }))
+      const response = toHttpResponse(run.stream, { durability: { adapter: producer, batch: 3 } })
+      const seen = await within(
+        readLines(response.body!, (lines) => lines.filter((l) => l.chunk?.type === 'TEXT_MESSAGE_CONTENT').length >= 4),
+        'the first lines of the run',
+      )
+      run.open()
+      const last = seen.at(-1)?.id
+      assert.ok(typeof last === 'string' && last.length > 0, 'every line of a durable NDJSON response is an { id, chunk } envelope')
+      const other = streamsOn(context, await context.openRacer())
+      const resume = new Request(`${URL_BASE}?runId=${encodeURIComponent(runId)}&offset=${encodeURIComponent(last)}`)
+      const resumed = await within(
+        readLines(resumeHttpResponse({ adapter: other.durability(resume) }).body!),
+        'the resumed NDJSON response to its end',
+        SOON_MS * 2,
+      )
+      const all = [...seen, ...resumed]
+      const texts = all.filter((l) => l.chunk.type === 'TEXT_MESSAGE_CONTENT').map((l) => l.chunk.delta)
+      assert.deepEqual(texts, textsOf(chunks(1, 20)), 'every text chunk once, in order, across the cut')
+      assert.equal(new Set(all.map((l) => l.id)).size, all.length, 'no line delivered twice')
+      const replayed: StreamChunk[] = []
+      await within(
+        (async () => {
+          for await (const chunk of replayRunStream(streamsOn(context, await context.openStore()).durability({ runId })))
+            replayed.push(chunk)
+        })(),
+        'replayRunStream of the closed run to its end',
+      )
+      assert.deepEqual(
+        replayed.map((c) => c.type),
+        all.map((l) => l.chunk.type),
+        'replayRunStream gives the whole run from the start, as the two responses did',
       )
     },
   }),
