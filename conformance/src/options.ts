@@ -71,6 +71,9 @@ export interface ProcessesOption {
    * The module's URL or absolute path, e.g. `new URL('./my-store-factory.ts', import.meta.url)`.
    * It exports `createStore(context)` (or a default export), the same function as the
    * `createStore` option, for a store that reaches the same data from another process.
+   * It may also export `streams` (a `StreamsHook`, as the `streams` option): the racers run
+   * the other side of `stream.sse.resume` (TanStack's resume) and `lock.exclusive` (their own
+   * locks) with it, and with the core's `harnessStreams`/`harnessLocks` when it exports none.
    */
   module: URL | string
   /**
