@@ -207,7 +207,7 @@ export class RunStream implements HarnessStreamDurability {
       const seq = this.#nextSeq ?? (await this.#refreshTail())
       if (this.#closed) throw this.#closedError(records[0]?.type === 'harness.stream.closed' ? 'close' : 'append')
       try {
-        await store.append(this.#logId, seq, records)
+        await this.#appendOnce(seq, records)
         this.#nextSeq = seq + records.length
         wakeReaders(store, this.#logId)
         return seq
@@ -215,6 +215,23 @@ export class RunStream implements HarnessStreamDurability {
         if (!refused(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
         this.#nextSeq = undefined
       }
+    }
+  }
+
+  /**
+   * One append at `seq`. A `LOG_CONFLICT` may be our own batch, sent twice by a retry inside
+   * the store after its first reply was lost: read back, and when the log holds exactly
+   * these records there, it is ours and done (appending them again would store every chunk twice).
+   */
+  async #appendOnce(seq: number, records: LogRecord[]): Promise<void> {
+    const { store } = this.settings
+    try {
+      await store.append(this.#logId, seq, records)
+    } catch (error) {
+      if (!refused(error, 'LOG_CONFLICT')) throw error
+      const back = await store.read(this.#logId, { after: seq - 1, limit: records.length }).catch(() => [])
+      const ours = back.length === records.length && back.every((entry, i) => entry.seq === seq + i && jsonEqual(entry.record, records[i]))
+      if (!ours) throw error
     }
   }
 
@@ -231,7 +248,7 @@ export class RunStream implements HarnessStreamDurability {
     const { store } = this.settings
     let seq = first
     for (const batch of batchesOf(records, store.limits)) {
-      await store.append(this.#logId, seq, batch)
+      await this.#appendOnce(seq, batch)
       seq += batch.length
     }
     this.#nextSeq = seq

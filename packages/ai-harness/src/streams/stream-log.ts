@@ -57,7 +57,8 @@ export function foldEntries(state: StreamState, entries: readonly LogEntry[]): S
     if (record.type === CHUNK_RECORD) {
       add(state, { seq, index: undefined, chunk: record.chunk as unknown as StreamChunk })
     } else if (record.type === CHUNKS_RECORD) {
-      ;(record.chunks as unknown as StreamChunk[]).forEach((chunk, index) => add(state, { seq, index, chunk }))
+      const chunks = record.chunks as unknown as StreamChunk[]
+      for (let index = 0; index < chunks.length; index++) add(state, { seq, index, chunk: chunks[index]! })
     } else if (record.type === REPLACE_RECORD) {
       const position = { seq: record.at as number, index: record.index as number | undefined }
       const at = state.index.get(positionKey(position.seq, position.index))

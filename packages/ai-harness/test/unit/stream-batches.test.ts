@@ -42,3 +42,26 @@ describe('stream records', () => {
     }
   })
 })
+
+describe('an append whose first reply was lost', () => {
+  it('is stored once: a LOG_CONFLICT from the store retrying its own landed write is read back as ours', async () => {
+    const store = memoryStore()
+    let lose = true
+    // As a store whose first try landed but whose reply was lost: its retry meets its own batch.
+    const retrying = {
+      ...store,
+      async append(...args: Parameters<typeof store.append>) {
+        await store.append(...args)
+        if (!lose) return
+        lose = false
+        throw Object.assign(new Error('expected seq taken'), { code: 'LOG_CONFLICT' })
+      },
+    }
+    const producer = harnessStreams({ store: retrying }).durability({ runId: 'r' })
+    const offsets = await producer.append([chunk(1), chunk(2), chunk(3)])
+    await producer.append([chunk(4)])
+    const stored = await harnessStreams({ store }).durability({ runId: 'r' }).snapshot()
+    expect(stored.map((e) => e.chunk)).toEqual([chunk(1), chunk(2), chunk(3), chunk(4)])
+    expect(stored.slice(0, 3).map((e) => e.offset)).toEqual(offsets)
+  })
+})
