@@ -97,7 +97,7 @@ async function readerLag(target: Target, config: BenchConfig): Promise<number[]>
   const readers = harnessStreams({ store: readerStore, firstChunkDeadlineMs: 10_000 })
   const lags: number[] = []
   try {
-    await Promise.all(
+    await allOf(
       Array.from({ length: STREAMS }, async (_, s) => {
         const runId = `bench-lag-${randomUUID()}`
         const producer = producers.durability({ runId })
@@ -109,6 +109,8 @@ async function readerLag(target: Target, config: BenchConfig): Promise<number[]>
             lags.push(performance.now() - (chunk as { timestamp: number }).timestamp)
           }
         })()
+        // A producer that fails leaves its reader waiting: that failure is the one reported.
+        reading.catch(() => {})
         for (let n = 1; n <= config.streamsLagChunks; n++) {
           await sleep(config.streamsLagEveryMs)
           await producer.append([chunkOf(n, performance.now())])
@@ -131,7 +133,7 @@ async function sustained(target: Target, config: BenchConfig, which: 'ours' | 'b
   const start = performance.now()
   const end = start + config.streamsSustainMs
   try {
-    await Promise.all(
+    await allOf(
       Array.from({ length: STREAMS }, async () => {
         const producer = streams.durability({ runId: `bench-rate-${randomUUID()}` })
         for (let n = 0; performance.now() < end; n += RATE_BATCH) {
@@ -146,6 +148,12 @@ async function sustained(target: Target, config: BenchConfig, which: 'ours' | 'b
     await store.close?.()
   }
   return chunks / ((performance.now() - start) / 1000)
+}
+
+/** Every stream's work settled before the store closes; then the first failure, if any. */
+async function allOf(work: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))

@@ -51,8 +51,8 @@ describe('an append whose first reply was lost', () => {
     const retrying = {
       ...store,
       async append(...args: Parameters<typeof store.append>) {
-        await store.append(...args)
-        if (!lose) return
+        const result = await store.append(...args)
+        if (!lose) return result
         lose = false
         throw Object.assign(new Error('expected seq taken'), { code: 'LOG_CONFLICT' })
       },
