@@ -25,6 +25,8 @@ export interface BenchConfig {
   poolSize: number
   /** Streams: chunks per timed append, timed rounds; chunks per stream and the producer's period in the lag part; length of the rate part. */
   streamsBatch: number
+  /** Streams at once in the lag and rate parts (the 64; fewer in the smoke run). */
+  streamsConcurrency: number
   streamsRounds: number
   streamsLagChunks: number
   streamsLagEveryMs: number
@@ -47,6 +49,7 @@ export const DEFAULT_CONFIG: BenchConfig = {
   peerRounds: 9,
   poolSize: 16,
   streamsBatch: 32,
+  streamsConcurrency: 64,
   streamsRounds: 60,
   streamsLagChunks: 40,
   streamsLagEveryMs: 100,
@@ -69,6 +72,7 @@ export const QUICK_CONFIG: BenchConfig = {
   peerRounds: 2,
   poolSize: 8,
   streamsBatch: 32,
+  streamsConcurrency: 8,
   streamsRounds: 10,
   streamsLagChunks: 5,
   streamsLagEveryMs: 100,

@@ -8,8 +8,6 @@ import { timing } from '../report/timing.js'
 import { median, quantile, ratio, round } from '../stats.js'
 import type { Target } from '../targets/target.js'
 
-/** Concurrent streams of the lag and rate parts: the issue's 64. */
-const STREAMS = 64
 /** Chunks per append in the rate part. */
 const RATE_BATCH = 8
 
@@ -23,11 +21,11 @@ const recordBytes = (chunks: readonly StreamChunk[]) => JSON.stringify(chunks.ma
 /**
  * Resumable streams (`@tanstack/ai-harness/streams`) on the store: (1) appending a batch of
  * chunks to a run's stream against one bare conditional write of the same bytes, rounds
- * alternating; (2) with 64 streams at once, each producer appending a chunk every
+ * alternating; (2) with `streamsConcurrency` streams at once (64; 8 in the smoke run), each producer appending a chunk every
  * `streamsLagEveryMs` and a reader on another store instance (so it polls, as a reader in
  * another process does), the time from the producer's append call to the reader's receipt;
- * (3) 64 producers appending batches of 8 as fast as they can for `streamsSustainMs`,
- * against 64 writers doing bare writes of the same bytes for as long.
+ * (3) as many producers appending batches of 8 as fast as they can for `streamsSustainMs`,
+ * against as many writers doing bare writes of the same bytes for as long.
  */
 export async function measureStreams(target: Target, config: BenchConfig): Promise<StreamsRow> {
   const append = await appendCost(target, config)
@@ -40,7 +38,7 @@ export async function measureStreams(target: Target, config: BenchConfig): Promi
     append: timing(append.ours),
     bareWrite: timing(append.bare),
     ratio: ratio(median(append.ours), median(append.bare)),
-    streams: STREAMS,
+    streams: config.streamsConcurrency,
     lagP50Ms: round(quantile(lag, 0.5), 1),
     lagP99Ms: round(quantile(lag, 0.99), 1),
     lagSamples: lag.length,
@@ -49,7 +47,7 @@ export async function measureStreams(target: Target, config: BenchConfig): Promi
     rateRatio: ratio(ours, bare),
   }
   progress(
-    `  ${target.name}: append of ${row.batch} chunks ${row.append.medianMs} ms (bare ${row.bareWrite.medianMs} ms, ${row.ratio}×); lag p50 ${row.lagP50Ms} ms, p99 ${row.lagP99Ms} ms at ${STREAMS} streams; ${row.chunksPerSecond} chunks/s (bare ${row.bareChunksPerSecond})`,
+    `  ${target.name}: append of ${row.batch} chunks ${row.append.medianMs} ms (bare ${row.bareWrite.medianMs} ms, ${row.ratio}×); lag p50 ${row.lagP50Ms} ms, p99 ${row.lagP99Ms} ms at ${row.streams} streams; ${row.chunksPerSecond} chunks/s (bare ${row.bareChunksPerSecond})`,
   )
   return row
 }
@@ -98,11 +96,11 @@ async function readerLag(target: Target, config: BenchConfig): Promise<number[]>
   const lags: number[] = []
   try {
     await allOf(
-      Array.from({ length: STREAMS }, async (_, s) => {
+      Array.from({ length: config.streamsConcurrency }, async (_, s) => {
         const runId = `bench-lag-${randomUUID()}`
         const producer = producers.durability({ runId })
         // Streams start spread over one period, as requests arrive.
-        await sleep((config.streamsLagEveryMs * s) / STREAMS)
+        await sleep((config.streamsLagEveryMs * s) / config.streamsConcurrency)
         const [first] = await producer.append([chunkOf(0, performance.now())])
         const reading = (async () => {
           for await (const { chunk } of readers.durability({ runId, offset: first! }).read(first!)) {
@@ -125,7 +123,7 @@ async function readerLag(target: Target, config: BenchConfig): Promise<number[]>
   return lags
 }
 
-/** Part 3: chunks per second over `streamsSustainMs` with 64 producers at once, or the bare writes of the same bytes. */
+/** Part 3: chunks per second over `streamsSustainMs` with `streamsConcurrency` producers at once, or the bare writes of the same bytes. */
 async function sustained(target: Target, config: BenchConfig, which: 'ours' | 'bare'): Promise<number> {
   const store = target.createStore()
   const streams = harnessStreams({ store })
@@ -134,7 +132,7 @@ async function sustained(target: Target, config: BenchConfig, which: 'ours' | 'b
   const end = start + config.streamsSustainMs
   try {
     await allOf(
-      Array.from({ length: STREAMS }, async () => {
+      Array.from({ length: config.streamsConcurrency }, async () => {
         const producer = streams.durability({ runId: `bench-rate-${randomUUID()}` })
         for (let n = 0; performance.now() < end; n += RATE_BATCH) {
           const batch = batchOf(n, RATE_BATCH)
