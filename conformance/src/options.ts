@@ -149,6 +149,12 @@ export interface ConformanceOptions {
   streams?: StreamsHook
   /** Per-case timeout in ms for vitest. Default 60 000. */
   timeoutMs?: number
+  /**
+   * Only these cases, by id (default: every case). For a second run of a few cases with
+   * other options, e.g. the stream and lock cases with `processes` while the whole suite runs
+   * in one process.
+   */
+  cases?: readonly string[]
 }
 
 /**

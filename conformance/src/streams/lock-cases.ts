@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readAll } from '@tanstack/ai-harness/store'
 import { defineCase } from '../case.js'
 import { witnessedSection, witnessProblems } from './lock-witness.js'
 import { locksOn, until, within } from './stream-kit.js'
@@ -47,7 +48,7 @@ export const lockCases = [
       assert.equal(overlaps, 0, `${overlaps} critical sections ran while another held the lock`)
       assert.equal(runs, context.concurrency * 2)
       const sections = context.concurrency * 2 + processes.length * 3
-      const problems = witnessProblems(await context.store.read(witness, { limit: 10_000 }), sections)
+      const problems = witnessProblems(await readAll(context.store, witness), sections)
       assert.deepEqual(problems, [], 'the witness log shows overlapping critical sections')
       assert.equal(await within(other, 'another key'), 'free', 'another key is not locked')
     },

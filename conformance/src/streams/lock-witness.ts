@@ -1,4 +1,4 @@
-import type { HarnessStore, LogEntry } from '@tanstack/ai-harness/store'
+import { type HarnessStore, type LogEntry, readAll } from '@tanstack/ai-harness/store'
 
 /**
  * A critical section that proves the lock around it excluded every other holder, in any
@@ -8,8 +8,8 @@ import type { HarnessStore, LogEntry } from '@tanstack/ai-harness/store'
  * No clock is compared across processes: the store's own seq is the witness.
  */
 export async function witnessedSection(store: HarnessStore, witness: string, who: string, holdMs: number): Promise<void> {
-  const entries = await store.read(witness, { limit: 10_000 })
-  const tail = entries.at(-1)?.seq ?? 0
+  // A store may answer in short pages: the whole log, to know its tail.
+  const tail = (await readAll(store, witness)).at(-1)?.seq ?? 0
   await appendOrOverlap(store, witness, tail + 1, 'lock.enter', who)
   await new Promise((resolve) => setTimeout(resolve, holdMs))
   await appendOrOverlap(store, witness, tail + 2, 'lock.exit', who)

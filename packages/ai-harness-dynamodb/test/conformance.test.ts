@@ -4,7 +4,6 @@ import { afterAll, inject } from 'vitest'
 import { dynamoDbStore } from '../src/index.js'
 import { failAppendWrites } from './support/fault-hook.js'
 import { dynamoNamespaceData } from './support/namespace-data.js'
-import { TARGET_ENV } from './racer-store-factory.js'
 import { clientConfig } from './target.js'
 
 const target = inject('dynamodb')
@@ -12,8 +11,6 @@ const { tableName } = target
 // One client for dump and cleanup; every createStore call opens its own, like another process.
 const admin = new DynamoDBClient(clientConfig(target))
 afterAll(() => admin.destroy())
-// The racer processes (forked with this environment) open their stores on the same target.
-process.env[TARGET_ENV] = JSON.stringify(target)
 
 runConformance({
   name: `dynamodb (${target.emulator === 'dynalite' ? 'dynalite' : target.endpoint})`,
@@ -23,9 +20,6 @@ runConformance({
     if (faults) failAppendWrites(store.client, { namespace, clock, retry: retry ?? {}, ...faults })
     return store
   },
-  // The race writers, the lock holders of lock.exclusive and the resume of stream.sse.resume
-  // run in child processes, each with its own client: real processes racing in the table.
-  processes: { module: new URL('./racer-store-factory.ts', import.meta.url) },
   ...dynamoNamespaceData(admin, tableName),
   faults: true,
   skip: {

@@ -4,19 +4,12 @@ import { afterAll } from 'vitest'
 import { s3Store } from '../src/index.js'
 import { failAppendWrites } from './support/fault-hook.js'
 import { s3NamespaceData } from './support/namespace-data.js'
-import { type RacerTarget, TARGET_ENV } from './support/racer-store-factory.js'
 import { s3Target } from './support/s3-target.js'
 
 // Each namespace is a key prefix; every createStore call is another process with its own client.
 const target = s3Target()
 const admin = new S3Client(target.clientConfig)
 const prefixOf = (namespace: string) => `conformance/${namespace}/`
-// The racer processes (forked with this environment) open their stores on the same bucket and prefixes.
-process.env[TARGET_ENV] = JSON.stringify({
-  bucket: target.bucket,
-  clientConfig: target.clientConfig,
-  prefixBase: 'conformance/',
-} satisfies RacerTarget)
 // The faulty stores' clients: a store does not destroy a client it was given.
 const faultyClients: S3Client[] = []
 afterAll(() => {
@@ -36,9 +29,6 @@ runConformance({
     failAppendWrites(client, { namespace, clock, retry: retry ?? {}, ...faults })
     return s3Store({ ...options, client })
   },
-  // The race writers, the lock holders of lock.exclusive and the resume of stream.sse.resume
-  // run in child processes, each with its own client: real processes racing on the bucket.
-  processes: { module: new URL('./support/racer-store-factory.ts', import.meta.url) },
   ...s3NamespaceData(admin, target.bucket, prefixOf),
   faults: true,
   skip: {

@@ -1,6 +1,6 @@
 /**
  * The S3 store of the conformance run's racer processes (`processes`): each racer opens
- * its stores here, with a client of its own, on the bucket and prefix the test file hands
+ * its stores here, with a client of its own, on the bucket and prefix conformance-processes.test.ts hands
  * down in `HARNESS_TEST_S3_TARGET` (the local server's port is known only once the tests start).
  */
 import type { StoreContext } from '@tanstack/ai-harness-conformance'
@@ -18,7 +18,7 @@ export interface RacerTarget {
 
 export function createStore({ namespace, clock }: StoreContext) {
   const target = JSON.parse(process.env[TARGET_ENV] ?? 'null') as RacerTarget | null
-  if (!target) throw new Error(`${TARGET_ENV} is not set: the conformance test file sets it before its racers start.`)
+  if (!target) throw new Error(`${TARGET_ENV} is not set: conformance-processes.test.ts sets it before its racers start.`)
   return s3Store({
     bucket: target.bucket,
     prefix: `${target.prefixBase}${namespace}/`,
