@@ -10,6 +10,7 @@ import {
   type StoreRetryOptions,
 } from '@tanstack/ai-harness/store'
 import type { ConformanceOptions, SkipKey, WriteFault } from './options.js'
+import type { RacerProcess } from './processes/racer-pool.js'
 
 /** Another namespace a case opened next to its own: a second, independent data set. */
 export interface NamespaceContext {
@@ -35,6 +36,11 @@ export interface CaseContext extends NamespaceContext {
    * when the run has `processes`, else in this process.
    */
   openRacer(): Promise<HarnessStore>
+  /**
+   * A racer process of the run (`processes`), with a store of its own on the case's
+   * namespace, that runs stream resumes and locks itself; undefined without `processes`.
+   */
+  openRacerProcess(): Promise<RacerProcess | undefined>
   /**
    * Opens a store on a second, fresh namespace; closed and cleaned up with the case. With
    * `name` (letters, digits and `_`, at most 44 characters, from {@link CaseContext.freshRoot}),

@@ -71,6 +71,9 @@ export interface ProcessesOption {
    * The module's URL or absolute path, e.g. `new URL('./my-store-factory.ts', import.meta.url)`.
    * It exports `createStore(context)` (or a default export), the same function as the
    * `createStore` option, for a store that reaches the same data from another process.
+   * It may also export `streams` (a `StreamsHook`, as the `streams` option): the racers run
+   * the other side of `stream.sse.resume` (TanStack's resume) and `lock.exclusive` (their own
+   * locks) with it, and with the core's `harnessStreams`/`harnessLocks` when it exports none.
    */
   module: URL | string
   /**
@@ -146,6 +149,12 @@ export interface ConformanceOptions {
   streams?: StreamsHook
   /** Per-case timeout in ms for vitest. Default 60 000. */
   timeoutMs?: number
+  /**
+   * Only these cases, by id (default: every case). For a second run of a few cases with
+   * other options, e.g. the stream and lock cases with `processes` while the whole suite runs
+   * in one process.
+   */
+  cases?: readonly string[]
 }
 
 /**

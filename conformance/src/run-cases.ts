@@ -121,6 +121,12 @@ export function optionProblems(options: ConformanceOptions): string[] {
     )
   }
   if (options.limits !== undefined) problems.push(...storeLimitsProblems(options.limits).map((p) => `options.limits: ${p}`))
+  if (options.cases !== undefined) {
+    const known = new Set(casesFor(options).map((c) => c.id))
+    const unknown = options.cases.filter((id) => !known.has(id))
+    if (unknown.length > 0)
+      problems.push(`cases names no case of the suite: ${unknown.join(', ')}. Give case ids as the test names show them.`)
+  }
   if (options.processes !== undefined) {
     if (options.skip?.races) problems.push('processes runs the race cases in other processes, but skip.races skips them: choose one.')
     const { count } = options.processes
@@ -245,6 +251,12 @@ export async function createCaseContext(options: ConformanceOptions, c: Conforma
         const store = guardStore(await resources.racers().open(main.namespace, clock), broken)
         opened.push(store)
         return store
+      },
+      async openRacerProcess() {
+        if (!options.processes || !resources) return undefined
+        const racer = await resources.racers().openProcess(main.namespace, clock)
+        opened.push(racer.store)
+        return racer
       },
     }
     return { context, dispose, broken }

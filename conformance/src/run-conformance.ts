@@ -24,6 +24,7 @@ export function runConformance(options: ConformanceOptions): void {
     const resources = runResources(options)
     afterAll(() => resources.close())
     for (const c of casesFor(options)) {
+      if (options.cases && !options.cases.includes(c.id)) continue
       const declared = (c.requires ?? []).map((need) => options.skip?.[need]).find((reason) => reason)
       if (declared) {
         it.skip(`${c.id} (skipped: ${declared})`, () => {})

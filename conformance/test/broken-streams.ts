@@ -49,6 +49,7 @@ export const brokenStreams: Record<string, BrokenStreams> = {
       'stream.producer.dies',
       'stream.upsert.idempotent',
       'stream.sse.resume',
+      'stream.ndjson.resume',
     ],
     hook: changed((d) => ({
       append: async (chunks: StreamChunk[]) => {
@@ -69,6 +70,7 @@ export const brokenStreams: Record<string, BrokenStreams> = {
       'stream.retention',
       'stream.upsert.idempotent',
       'stream.sse.resume',
+      'stream.ndjson.resume',
       'stream.request',
     ],
     hook: changed((d) => ({

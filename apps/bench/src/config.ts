@@ -23,6 +23,14 @@ export interface BenchConfig {
   peerRounds: number
   /** Connections of the PostgreSQL pool (ours and the peers alike). */
   poolSize: number
+  /** Streams: chunks per timed append, timed rounds; chunks per stream and the producer's period in the lag part; length of the rate part. */
+  streamsBatch: number
+  /** Streams at once in the lag and rate parts (the 64; fewer in the smoke run). */
+  streamsConcurrency: number
+  streamsRounds: number
+  streamsLagChunks: number
+  streamsLagEveryMs: number
+  streamsSustainMs: number
 }
 
 export const DEFAULT_CONFIG: BenchConfig = {
@@ -40,6 +48,12 @@ export const DEFAULT_CONFIG: BenchConfig = {
   hostRepeats: 3,
   peerRounds: 9,
   poolSize: 16,
+  streamsBatch: 32,
+  streamsConcurrency: 64,
+  streamsRounds: 60,
+  streamsLagChunks: 40,
+  streamsLagEveryMs: 100,
+  streamsSustainMs: 3_000,
 }
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -57,6 +71,12 @@ export const QUICK_CONFIG: BenchConfig = {
   hostRepeats: 1,
   peerRounds: 2,
   poolSize: 8,
+  streamsBatch: 32,
+  streamsConcurrency: 8,
+  streamsRounds: 10,
+  streamsLagChunks: 5,
+  streamsLagEveryMs: 100,
+  streamsSustainMs: 500,
 }
 
 /** A short, unique, lowercase id for this run: schema, table, bucket and prefix names include it. */

@@ -8,13 +8,14 @@ import { growthOf, measureRecovery } from './sections/recovery.js'
 import { measureStepCost } from './sections/step-cost.js'
 import { measureThroughput } from './sections/throughput.js'
 import { measureHosts } from './sections/hosts.js'
+import { measureStreams } from './sections/streams.js'
 import { measureTakeover } from './sections/takeover.js'
 import { openTarget } from './targets/open-target.js'
 import { pgConfig } from './targets/pg-config.js'
 import { STORE_NAMES, type StoreName, type Target } from './targets/target.js'
 
-export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers' | 'takeover'
-export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers', 'takeover']
+export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers' | 'takeover' | 'streams'
+export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers', 'takeover', 'streams']
 
 export interface RunOptions {
   stores?: readonly StoreName[]
@@ -48,6 +49,7 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
     hosts: [],
     peers: [],
     takeover: [],
+    streams: [],
     failures: [],
   }
   progress(`run ${runId} (${config.mode}) on ${result.machine.nproc} cores, node ${result.machine.node}`)
@@ -65,6 +67,8 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
         await attempt(result, 'hosts', store, async () => result.hosts.push(...(await measureHosts(t, config))))
       if (sections.has('takeover') && store !== 'memory')
         await attempt(result, 'takeover', store, async () => result.takeover?.push(...(await measureTakeover(t))))
+      if (sections.has('streams'))
+        await attempt(result, 'streams', store, async () => result.streams?.push(await measureStreams(t, config)))
       if (sections.has('recovery'))
         await attempt(result, 'recovery', store, async () => {
           const rows = await measureRecovery(t, config)

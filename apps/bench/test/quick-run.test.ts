@@ -95,8 +95,19 @@ describe('the quick run', () => {
     expect(result.peers[0]!.status).toBe('ok')
   })
 
+  it('measures resumable streams on every store: an append against its bare write, reader lag and chunks/s', () => {
+    expect((result.streams ?? []).map((r) => r.store)).toEqual([...STORE_NAMES])
+    for (const row of result.streams ?? []) {
+      expect(isTiming(row.append) && isTiming(row.bareWrite), row.store).toBe(true)
+      expect(row.ratio, row.store).toBeGreaterThan(0)
+      expect(row.lagSamples, row.store).toBe(row.streams * QUICK_CONFIG.streamsLagChunks)
+      expect(row.lagP99Ms, row.store).toBeGreaterThanOrEqual(row.lagP50Ms)
+      expect(row.chunksPerSecond, row.store).toBeGreaterThan(0)
+    }
+  })
+
   it('prints every section as a table', () => {
-    for (const heading of ['### 1.', '### 2.', '### 3.', '### 4.']) expect(stdout).toContain(heading)
+    for (const heading of ['### 1.', '### 2.', '### 3.', '### 4.', '### 7.']) expect(stdout).toContain(heading)
     for (const store of STORE_NAMES) expect(stdout).toContain(`| ${store} |`)
   })
 })

@@ -32,6 +32,25 @@ export type RacerRequest =
       readonly now: number
     }
   | { readonly id: number; readonly op: 'close'; readonly store: number }
+  | {
+      readonly id: number
+      readonly op: 'sse-resume'
+      readonly store: number
+      readonly runId: string
+      readonly lastEventId: string
+      readonly now: number
+    }
+  | {
+      readonly id: number
+      readonly op: 'lock-sections'
+      readonly store: number
+      readonly key: string
+      readonly witness: string
+      readonly who: string
+      readonly sections: number
+      readonly holdMs: number
+      readonly now: number
+    }
 
 export interface OpenedStore {
   readonly store: number

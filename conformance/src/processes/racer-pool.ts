@@ -58,6 +58,10 @@ class Racer {
         this.#stderr = (this.#stderr + chunk.toString()).slice(-10_000)
       })
       child.on('message', (reply) => onReply(reply as RacerReply))
+      // A call sent after the racer disconnected (a case that failed with calls of its racers still going): theirs is a rejection, not an unhandled error.
+      child.on('error', (error) => {
+        this.#stderr += String(error.stack ?? error)
+      })
       child.on('exit', onExit)
       child.unref()
       this.#post = (message) => child.send(message)
@@ -86,6 +90,15 @@ class Racer {
   }
 }
 
+/** A store opened in a racer process, and work that racer runs with its own streams and locks on it. */
+export interface RacerProcess {
+  readonly store: HarnessStore
+  /** TanStack AI's `resumeServerSentEventsResponse` of `runId` after `lastEventId`, run in the racer: the body as text. */
+  resumeSse(runId: string, lastEventId: string): Promise<string>
+  /** `sections` witnessed critical sections under the racer's own lock of `key`, all at once (see `witnessedSection`). */
+  lockSections(o: { key: string; witness: string; who: string; sections: number; holdMs: number }): Promise<void>
+}
+
 /**
  * The racers of one conformance run, started at the first race case and reused by the
  * next ones (starting a process costs far more than a case). Each race writer is a store
@@ -103,6 +116,11 @@ export class RacerPool {
 
   /** Opens a store in the next racer (round robin) and returns a store that calls it. */
   async open(namespace: string, clock: Clock): Promise<HarnessStore> {
+    return (await this.openProcess(namespace, clock)).store
+  }
+
+  /** Opens a store in the next racer: the store that calls it, and the stream and lock work that racer runs itself. */
+  async openProcess(namespace: string, clock: Clock): Promise<RacerProcess> {
     if (this.#racers.length === 0) {
       const { module, kind, execArgv } = resolveProcesses(this.option)
       for (let i = 0; i < this.count; i++) this.#racers.push(new Racer(`${kind} racer ${i + 1}`, kind, execArgv))
@@ -110,7 +128,17 @@ export class RacerPool {
     }
     const racer = this.#racers[this.#next++ % this.#racers.length]!
     const opened = (await racer.request({ op: 'open', module: this.#module, namespace, now: clock.now() }, 'createStore')) as OpenedStore
-    return remoteStore(racer, opened, clock)
+    const store = opened.store
+    return {
+      store: remoteStore(racer, opened, clock),
+      resumeSse: (runId, lastEventId) =>
+        racer.request(
+          { op: 'sse-resume', store, runId, lastEventId, now: clock.now() },
+          'resumeServerSentEventsResponse',
+        ) as Promise<string>,
+      lockSections: async (o) =>
+        void (await racer.request({ op: 'lock-sections', store, ...o, now: clock.now() }, `${o.sections} critical sections of ${o.key}`)),
+    }
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
+import { readAll } from '@tanstack/ai-harness/store'
 import { defineCase } from '../case.js'
+import { witnessedSection, witnessProblems } from './lock-witness.js'
 import { locksOn, until, within } from './stream-kit.js'
 
 const TTL = 10_000
@@ -16,36 +18,38 @@ const roundTrip = () => new Promise<void>((resolve) => setTimeout(resolve, 2))
 export const lockCases = [
   defineCase({
     id: 'lock.exclusive',
-    title: 'withLock is exclusive across instances (other processes when the run has them): no two critical sections of a key overlap',
+    title:
+      'withLock is exclusive across instances and, when the run has them, across processes that each run their own locks: no two critical sections of a key overlap',
     requires: ['leases'],
     async run(context) {
       const lockers = await Promise.all(
         Array.from({ length: context.concurrency }, async () => locksOn(context, await context.openRacer())),
       )
+      // The store's own seqs witness the sections of every process (see witnessedSection).
+      const witness = `lock-witness-${Math.random().toString(36).slice(2, 10)}`
+      const processes = (await Promise.all([1, 2].map(() => context.openRacerProcess()))).filter((p) => p !== undefined)
       let inside = 0
       let overlaps = 0
       let runs = 0
       const other = later(locksOn(context).withLock('other-key', async () => 'free'))
-      await within(
-        Promise.all(
-          lockers.flatMap((locks) =>
-            [1, 2].map(() =>
-              locks.withLock('key', async () => {
-                inside++
-                if (inside > 1) overlaps++
-                await roundTrip()
-                await roundTrip()
-                inside--
-                runs++
-              }),
-            ),
-          ),
+      const here = lockers.flatMap((locks, l) =>
+        [1, 2].map((n) =>
+          locks.withLock('key', async () => {
+            inside++
+            if (inside > 1) overlaps++
+            await witnessedSection(context.store, witness, `here.${l + 1}.${n}`, 2)
+            inside--
+            runs++
+          }),
         ),
-        'every locker ran its critical section (a released lock is free at once)',
-        10_000,
       )
+      const there = processes.map((p, i) => p.lockSections({ key: 'key', witness, who: `process${i + 1}`, sections: 3, holdMs: 2 }))
+      await within(Promise.all([...here, ...there]), 'every locker ran its critical sections (a released lock is free at once)', 20_000)
       assert.equal(overlaps, 0, `${overlaps} critical sections ran while another held the lock`)
       assert.equal(runs, context.concurrency * 2)
+      const sections = context.concurrency * 2 + processes.length * 3
+      const problems = witnessProblems(await readAll(context.store, witness), sections)
+      assert.deepEqual(problems, [], 'the witness log shows overlapping critical sections')
       assert.equal(await within(other, 'another key'), 'free', 'another key is not locked')
     },
   }),

@@ -1,10 +1,18 @@
 import assert from 'node:assert/strict'
-import { resumeServerSentEventsResponse, type StreamChunk, toServerSentEventsResponse } from '@tanstack/ai'
+import {
+  replayRunStream,
+  resumeHttpResponse,
+  resumeServerSentEventsResponse,
+  type StreamChunk,
+  toHttpResponse,
+  toServerSentEventsResponse,
+} from '@tanstack/ai'
 import { defineCase } from '../case.js'
 import { textChunk } from './streams-hook.js'
+import { SSE_URL_BASE } from './racer-settings.js'
 import { chunks, deltas, readToEnd, runIdOf, SOON_MS, streamsOn, textsOf, within, snap } from './stream-kit.js'
 
-const URL_BASE = 'http://harness.test/chat'
+const URL_BASE = SSE_URL_BASE
 
 /** One SSE event of a response: its `id:` and its parsed `data:`. */
 interface SseEvent {
@@ -36,6 +44,37 @@ async function readEvents(body: ReadableStream<Uint8Array>, stop: (events: SseEv
   }
 }
 
+/** One NDJSON line of a durable `toHttpResponse`: `{ id, chunk }`. */
+interface NdjsonEnvelope {
+  id: string
+  chunk: { type: string; delta?: string }
+}
+
+/** Reads NDJSON envelopes from `body` until `stop` says so (then cancels the body) or the body ends. */
+async function readLines(
+  body: ReadableStream<Uint8Array>,
+  stop: (lines: NdjsonEnvelope[]) => boolean = () => false,
+): Promise<NdjsonEnvelope[]> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  const lines: NdjsonEnvelope[] = []
+  let buffer = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) return lines
+    buffer += decoder.decode(value, { stream: true })
+    for (let end = buffer.indexOf('\n'); end !== -1; end = buffer.indexOf('\n')) {
+      const line = buffer.slice(0, end).trim()
+      buffer = buffer.slice(end + 1)
+      if (line !== '') lines.push(JSON.parse(line) as NdjsonEnvelope)
+    }
+    if (stop(lines)) {
+      await reader.cancel()
+      return lines
+    }
+  }
+}
+
 /** A chat run's chunks, with a gate after the seventh text chunk the case opens once it has cut its reader. */
 function gatedRun(total: number): { stream: AsyncIterable<StreamChunk>; open(): void } {
   let open!: () => void
@@ -58,7 +97,7 @@ export const streamHttpCases = [
   defineCase({
     id: 'stream.sse.resume',
     title:
-      "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance: every chunk once, in order",
+      "TanStack AI's toServerSentEventsResponse on the store, a reader cut mid-stream, resumeServerSentEventsResponse on another instance (in another process when the run has them): every chunk once, in order",
     async run(context) {
       const runId = runIdOf('sse')
       const run = gatedRun(20)
@@ -71,13 +110,14 @@ export const streamHttpCases = [
       run.open()
       const last = seen.at(-1)!.id
       assert.ok(last, 'every event of a durable response has an id')
-      const other = streamsOn(context, await context.openRacer())
+      // With processes, the resume runs in another process on its own store, as after a reload served by another server.
+      const racer = await context.openRacerProcess()
+      const other = streamsOn(context, racer?.store ?? (await context.openRacer()))
       const resume = new Request(`${URL_BASE}?runId=${encodeURIComponent(runId)}`, { headers: { 'Last-Event-ID': last } })
-      const resumed = await within(
-        readEvents(resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!),
-        'the resumed response to its end',
-        SOON_MS * 2,
-      )
+      const body = racer
+        ? new Response(await within(racer.resumeSse(runId, last), 'the resume in another process', SOON_MS * 2)).body!
+        : resumeServerSentEventsResponse({ adapter: other.durability(resume) }).body!
+      const resumed = await within(readEvents(body), 'the resumed response to its end', SOON_MS * 2)
       const all = [...seen, ...resumed]
       const texts = all.filter((e) => e.data.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.data.delta)
       assert.deepEqual(texts, textsOf(chunks(1, 20)), 'every text chunk once, in order, across the cut')
@@ -88,6 +128,48 @@ export const streamHttpCases = [
         all.map((e) => e.id),
         stored.map((e) => e.offset),
         'the events are the stored log, in order',
+      )
+    },
+  }),
+  defineCase({
+    id: 'stream.ndjson.resume',
+    title:
+      "TanStack AI's toHttpResponse on the store, a reader cut mid-stream, resumeHttpResponse from ?offset on another instance, and replayRunStream from the start: every chunk once, in order",
+    async run(context) {
+      const runId = runIdOf('ndjson')
+      const run = gatedRun(20)
+      const producer = streamsOn(context).durability(new Request(URL_BASE, { method: 'POST', headers: { 'X-Run-Id': runId } }))
+      const response = toHttpResponse(run.stream, { durability: { adapter: producer, batch: 3 } })
+      const seen = await within(
+        readLines(response.body!, (lines) => lines.filter((l) => l.chunk?.type === 'TEXT_MESSAGE_CONTENT').length >= 4),
+        'the first lines of the run',
+      )
+      run.open()
+      const last = seen.at(-1)?.id
+      assert.ok(typeof last === 'string' && last.length > 0, 'every line of a durable NDJSON response is an { id, chunk } envelope')
+      const other = streamsOn(context, await context.openRacer())
+      const resume = new Request(`${URL_BASE}?runId=${encodeURIComponent(runId)}&offset=${encodeURIComponent(last)}`)
+      const resumed = await within(
+        readLines(resumeHttpResponse({ adapter: other.durability(resume) }).body!),
+        'the resumed NDJSON response to its end',
+        SOON_MS * 2,
+      )
+      const all = [...seen, ...resumed]
+      const texts = all.filter((l) => l.chunk.type === 'TEXT_MESSAGE_CONTENT').map((l) => l.chunk.delta)
+      assert.deepEqual(texts, textsOf(chunks(1, 20)), 'every text chunk once, in order, across the cut')
+      assert.equal(new Set(all.map((l) => l.id)).size, all.length, 'no line delivered twice')
+      const replayed: StreamChunk[] = []
+      await within(
+        (async () => {
+          for await (const chunk of replayRunStream(streamsOn(context, await context.openStore()).durability({ runId })))
+            replayed.push(chunk)
+        })(),
+        'replayRunStream of the closed run to its end',
+      )
+      assert.deepEqual(
+        replayed.map((c) => c.type),
+        all.map((l) => l.chunk.type),
+        'replayRunStream gives the whole run from the start, as the two responses did',
       )
     },
   }),

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import type { StreamChunk } from '@tanstack/ai'
 import type { CaseContext } from '../case.js'
 import { textChunk, defaultStreamsHook, type LocksUnderTest, type StreamsHook, type StreamsUnderTest } from './streams-hook.js'
+import { RACER_LOCK_SETTINGS, RETAIN_MS } from './racer-settings.js'
 
-/** A closed stream's retention in the cases, in ms of the case's clock. */
-export const RETAIN_MS = 60_000
+export { RETAIN_MS } from './racer-settings.js'
 /** How long a case waits for something that must happen soon, in real ms. */
 export const SOON_MS = 5_000
 
@@ -26,9 +26,9 @@ export function locksOn(
   return hookOf(context).locks({
     store,
     clock: context.clock,
-    ttlMs: settings.ttlMs ?? 10_000,
-    renewEveryMs: settings.renewEveryMs ?? 2_000_000_000,
-    waitMs: 25_000,
+    ttlMs: settings.ttlMs ?? RACER_LOCK_SETTINGS.ttlMs,
+    renewEveryMs: settings.renewEveryMs ?? RACER_LOCK_SETTINGS.renewEveryMs,
+    waitMs: RACER_LOCK_SETTINGS.waitMs,
   })
 }
 

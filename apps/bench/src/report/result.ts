@@ -104,6 +104,8 @@ export interface BenchResult {
   peers: PeerRow[]
   /** Section 6, recovery latency; absent in results written before it existed. */
   takeover?: TakeoverRow[]
+  /** Section 7, resumable streams; absent in results written before it existed. */
+  streams?: StreamsRow[]
   /** Sections or stores that failed, with the error; a run reports them rather than stopping. */
   failures: Array<{ section: string; store?: string; error: string }>
 }
@@ -133,4 +135,27 @@ export interface GrowthRow {
   timeFactor: number | null
   memoryFactor: number | null
   recordsFactor: number
+}
+
+/** Section 7: resumable streams (`@tanstack/ai-harness/streams`) on the store. */
+export interface StreamsRow {
+  store: StoreName
+  /** Chunks per timed append. */
+  batch: number
+  /** One append of `batch` chunks to a run's stream, and one bare conditional write of the same bytes. */
+  append: Timing
+  bareWrite: Timing
+  /** append median / bare write median (goal ≤ 1.2). */
+  ratio: number | null
+  /** Streams at once in the lag and rate parts. */
+  streams: number
+  /** From a producer's append call to a reader's receipt of the chunk, the reader on another store instance. */
+  lagP50Ms: number
+  lagP99Ms: number
+  lagSamples: number
+  /** Chunks appended per second by `streams` producers at once (batches of 8), and the bare writes of the same bytes. */
+  chunksPerSecond: number
+  bareChunksPerSecond: number
+  /** ours / bare. */
+  rateRatio: number | null
 }

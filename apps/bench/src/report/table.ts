@@ -1,4 +1,4 @@
-import type { BenchResult, TakeoverRow, Timing } from './result.js'
+import type { BenchResult, StreamsRow, TakeoverRow, Timing } from './result.js'
 
 /** Renders a result as Markdown tables: what `pnpm bench` prints and the README shows. */
 export function renderTables(result: BenchResult): string {
@@ -142,6 +142,7 @@ export function renderTables(result: BenchResult): string {
   )
 
   out.push(...takeoverTable(result.takeover ?? []))
+  out.push(...streamsTable(result.streams ?? []))
 
   if (result.failures.length > 0) {
     out.push('', '### Failures', '')
@@ -181,6 +182,38 @@ function takeoverTable(rows: readonly TakeoverRow[]): string[] {
         `${r.leaseMs / 1000} s`,
         x(r.ofLease),
         `< ${r.goalMs} ms`,
+      ]),
+    ),
+  ]
+}
+
+/** Section 7, when it ran. */
+function streamsTable(rows: readonly StreamsRow[]): string[] {
+  if (rows.length === 0) return []
+  return [
+    '',
+    '### 7. Resumable streams: an append of a batch of chunks against a bare write of its bytes; reader lag and chunks/s at 64 streams',
+    '',
+    table(
+      [
+        'store',
+        'append of a batch, ms (p90)',
+        'bare write, ms (p90)',
+        'ratio (goal ≤ 1.2×)',
+        'reader lag p50 / p99',
+        'chunks/s',
+        'bare chunks/s',
+        'ours / bare',
+      ],
+      rows.map((r) => [
+        `${r.store} (${r.batch} chunks)`,
+        ms(r.append),
+        ms(r.bareWrite),
+        x(r.ratio),
+        `${r.lagP50Ms} / ${r.lagP99Ms} ms (${r.streams} streams)`,
+        String(r.chunksPerSecond),
+        String(r.bareChunksPerSecond),
+        x(r.rateRatio),
       ]),
     ),
   ]

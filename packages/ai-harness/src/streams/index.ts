@@ -1,7 +1,8 @@
 /**
  * `@tanstack/ai-harness/streams` — TanStack AI's resumable streams and locks on any
- * harness store: a run's stream is a log of the store (each chunk a record, its seq the
- * offset), a lock is a lease of the store (its fence grows with each holder).
+ * harness store: a run's stream is a log of the store (an appended batch of chunks in as few
+ * records as the store allows; a chunk's offset is its record's seq and its place in it), a
+ * lock is a lease of the store (its fence grows with each holder).
  *
  * ```ts
  * import { harnessStreams, harnessLocks } from '@tanstack/ai-harness/streams'

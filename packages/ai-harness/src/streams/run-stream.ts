@@ -5,11 +5,21 @@ import type { Clock, HarnessStore, LogRecord } from '../contract/types.js'
 import { jsonCopy, jsonEqual } from '../json/check-json.js'
 import type { JsonObject } from '../json/json-types.js'
 import type { StreamRedactor } from '../secrets/stream-redactor.js'
-import { batchesOf } from './batches.js'
+import { batchesOf, chunkRecords } from './batches.js'
 import { refused } from './refusals.js'
-import { encodeOffset, FROM_NOW, FROM_START, seqOf } from './offsets.js'
+import { encodeOffset, FROM_NOW, FROM_START, isAfter, type Position, positionKey, positionOf } from './offsets.js'
 import { streamLogId } from './options.js'
-import { chunkRecord, closedRecord, emptyState, foldEntries, pageChunks, replaceRecord, type StreamState } from './stream-log.js'
+import {
+  CHUNKS_RECORD,
+  chunkRecord,
+  closedRecord,
+  emptyState,
+  foldEntries,
+  pageChunks,
+  replaceRecord,
+  type StoredChunk,
+  type StreamState,
+} from './stream-log.js'
 import { Backoff, waitForMore, wakeReaders } from './tail-wait.js'
 
 /** What every stream of one `harnessStreams` shares. */
@@ -30,6 +40,7 @@ export interface HarnessStreamDurability extends UpsertableStreamDurability {
 }
 
 type Entry = { offset: string; chunk: StreamChunk }
+type Planned = Position & { offset: string; chunk: JsonObject }
 
 /** Attempts of a write that lost a race for the log's next seq before it gives up with `LOG_CONFLICT`. */
 const WRITE_ATTEMPTS = 8
@@ -62,11 +73,14 @@ export class RunStream implements HarnessStreamDurability {
   append = async (chunks: StreamChunk[]): Promise<string[]> => {
     if (!Array.isArray(chunks)) throw new HarnessError('INVALID_ARGUMENT', 'append takes an array of chunks.')
     if (chunks.length === 0) return []
-    const records = chunks.map((chunk, i) => chunkRecord(this.#stored(chunk, `chunks[${i}]`)))
+    const stored = chunks.map((chunk, i) => this.#stored(chunk, `chunks[${i}]`))
     const offsets: string[] = []
-    for (const batch of batchesOf(records, this.settings.store.limits)) {
+    for (const batch of batchesOf(chunkRecords(stored, this.settings.store.limits), this.settings.store.limits)) {
       const first = await this.#appendAtTail(batch)
-      for (let i = 0; i < batch.length; i++) offsets.push(encodeOffset(this.runId, first + i))
+      batch.forEach((record, r) => {
+        if (record.type !== CHUNKS_RECORD) offsets.push(encodeOffset(this.runId, first + r))
+        else for (let i = 0; i < (record.chunks as unknown[]).length; i++) offsets.push(encodeOffset(this.runId, first + r, i))
+      })
     }
     return offsets
   }
@@ -89,7 +103,7 @@ export class RunStream implements HarnessStreamDurability {
 
   snapshot = async (): Promise<Entry[]> => {
     const state = await this.#load()
-    return state.chunks.map(({ seq, chunk }) => ({ offset: encodeOffset(this.runId, seq), chunk }))
+    return state.chunks.map((stored) => this.#entry(stored))
   }
 
   close = async (): Promise<void> => {
@@ -106,7 +120,7 @@ export class RunStream implements HarnessStreamDurability {
 
   async *#read(offset: string, signal: AbortSignal | undefined): AsyncGenerator<Entry> {
     const fromStart = offset === FROM_START || offset === FROM_NOW
-    const after = fromStart ? undefined : seqOf(offset, this.runId, 'The read offset')
+    const after = fromStart ? undefined : positionOf(offset, this.runId, 'The read offset')
     const state = await this.#load()
     if (state.lastSeq === 0 && !fromStart) {
       throw new HarnessError(
@@ -114,10 +128,11 @@ export class RunStream implements HarnessStreamDurability {
         `No stream is stored for run ${JSON.stringify(this.runId)}: it never started, or it ended and was removed. Start the run again instead of resuming it.`,
       )
     }
-    const threshold = after ?? (offset === FROM_NOW ? state.lastSeq : 0)
-    for (const { seq, chunk } of state.chunks) {
+    // A join from now skips every chunk of the records stored so far.
+    const threshold: Position = after ?? { seq: offset === FROM_NOW ? state.lastSeq : 0, index: Number.POSITIVE_INFINITY }
+    for (const stored of state.chunks) {
       if (signal?.aborted) return
-      if (seq > threshold) yield { offset: encodeOffset(this.runId, seq), chunk }
+      if (isAfter(stored, threshold)) yield this.#entry(stored)
     }
     if (state.closedAt !== undefined) return
     yield* this.#tail(state.lastSeq, signal)
@@ -139,12 +154,16 @@ export class RunStream implements HarnessStreamDurability {
       backoff.reset()
       last = page.at(-1)!.seq
       const { chunks, closed } = pageChunks(page)
-      for (const { seq, chunk } of chunks) {
+      for (const stored of chunks) {
         if (signal?.aborted) return
-        yield { offset: encodeOffset(this.runId, seq), chunk }
+        yield this.#entry(stored)
       }
       if (closed) return
     }
+  }
+
+  #entry({ seq, index, chunk }: StoredChunk): Entry {
+    return { offset: encodeOffset(this.runId, seq, index), chunk }
   }
 
   #noFirstChunk(): HarnessError {
@@ -188,7 +207,7 @@ export class RunStream implements HarnessStreamDurability {
       const seq = this.#nextSeq ?? (await this.#refreshTail())
       if (this.#closed) throw this.#closedError(records[0]?.type === 'harness.stream.closed' ? 'close' : 'append')
       try {
-        await store.append(this.#logId, seq, records)
+        await this.#appendOnce(seq, records)
         this.#nextSeq = seq + records.length
         wakeReaders(store, this.#logId)
         return seq
@@ -196,6 +215,23 @@ export class RunStream implements HarnessStreamDurability {
         if (!refused(error, 'LOG_CONFLICT') || attempt >= WRITE_ATTEMPTS) throw error
         this.#nextSeq = undefined
       }
+    }
+  }
+
+  /**
+   * One append at `seq`. A `LOG_CONFLICT` may be our own batch, sent twice by a retry inside
+   * the store after its first reply was lost: read back, and when the log holds exactly
+   * these records there, it is ours and done (appending them again would store every chunk twice).
+   */
+  async #appendOnce(seq: number, records: LogRecord[]): Promise<void> {
+    const { store } = this.settings
+    try {
+      await store.append(this.#logId, seq, records)
+    } catch (error) {
+      if (!refused(error, 'LOG_CONFLICT')) throw error
+      const back = await store.read(this.#logId, { after: seq - 1, limit: records.length }).catch(() => [])
+      const ours = back.length === records.length && back.every((entry, i) => entry.seq === seq + i && jsonEqual(entry.record, records[i]))
+      if (!ours) throw error
     }
   }
 
@@ -212,7 +248,7 @@ export class RunStream implements HarnessStreamDurability {
     const { store } = this.settings
     let seq = first
     for (const batch of batchesOf(records, store.limits)) {
-      await store.append(this.#logId, seq, batch)
+      await this.#appendOnce(seq, batch)
       seq += batch.length
     }
     this.#nextSeq = seq
@@ -220,9 +256,9 @@ export class RunStream implements HarnessStreamDurability {
   }
 
   /** Every check of an upsert that needs no store: a dense array of entries, offsets of this run, none twice. */
-  #checkEntries(entries: Array<{ chunk: StreamChunk; offset: string }>): Array<{ seq: number; offset: string; chunk: JsonObject }> {
+  #checkEntries(entries: Array<{ chunk: StreamChunk; offset: string }>): Planned[] {
     if (!Array.isArray(entries)) throw new HarnessError('INVALID_ARGUMENT', 'upsert takes an array of { chunk, offset } entries.')
-    const seen = new Set<number>()
+    const seen = new Set<string>()
     return Array.from({ length: entries.length }, (_, i) => {
       const entry = i in entries ? entries[i] : undefined
       if (typeof entry !== 'object' || entry === null) {
@@ -231,35 +267,36 @@ export class RunStream implements HarnessStreamDurability {
           `entries[${i}] is missing: upsert takes a dense array, one { chunk, offset } per position. Nothing was written.`,
         )
       }
-      const seq = seqOf(entry.offset, this.runId, `entries[${i}].offset`)
-      if (seen.has(seq)) {
+      const position = positionOf(entry.offset, this.runId, `entries[${i}].offset`)
+      const key = positionKey(position.seq, position.index)
+      if (seen.has(key)) {
         throw new HarnessError(
           'INVALID_ARGUMENT',
           `entries[${i}].offset ${JSON.stringify(entry.offset)} appears twice in the batch; give each offset once. Nothing was written.`,
         )
       }
-      seen.add(seq)
-      return { seq, offset: entry.offset, chunk: this.#stored(entry.chunk, `entries[${i}].chunk`) }
+      seen.add(key)
+      return { ...position, offset: entry.offset, chunk: this.#stored(entry.chunk, `entries[${i}].chunk`) }
     })
   }
 
   /**
    * The records an upsert appends: a replacement for each stored chunk it changes, the
-   * chunk for each new offset. A new offset must be the very seq its record will get:
-   * anything else is a hole, or an offset this store never minted.
+   * chunk for each new offset. A new offset must be the very seq its record will get (a
+   * lone chunk's offset, no index): anything else is a hole, or an offset this store never minted.
    */
-  #plan(planned: Array<{ seq: number; offset: string; chunk: JsonObject }>, state: StreamState): LogRecord[] {
+  #plan(planned: Planned[], state: StreamState): LogRecord[] {
     const records: LogRecord[] = []
     let next = state.lastSeq + 1
-    planned.forEach(({ seq, offset, chunk }, i) => {
-      const at = state.index.get(seq)
+    planned.forEach(({ seq, index, offset, chunk }, i) => {
+      const at = state.index.get(positionKey(seq, index))
       if (at !== undefined) {
         if (jsonEqual(state.chunks[at]!.chunk, chunk)) return
-        records.push(replaceRecord(seq, chunk))
+        records.push(replaceRecord({ seq, index }, chunk))
         next++
         return
       }
-      if (seq !== next) {
+      if (seq !== next || index !== undefined) {
         throw new HarnessError(
           'INVALID_ARGUMENT',
           `entries[${i}].offset ${JSON.stringify(offset)} is not a stored chunk of run ${JSON.stringify(this.runId)}, and not the next free position (${next}): it was not minted by this stream. Upsert only offsets append returned, or the position right after the tail. Nothing was written.`,

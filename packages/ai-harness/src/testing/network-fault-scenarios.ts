@@ -49,6 +49,31 @@ function asker(): Harness {
   })
 }
 
+/**
+ * A tool of two steps whose effects land in `effects` with the host's name. With `hold`, the
+ * first step starts, says so, and waits to be let go: its host is cut off inside it.
+ */
+function twoSteps(who: string, effects: string[], hold?: { started(): void; released: Promise<void> }): Harness {
+  const work = durableTool(toolDefinition({ name: 'work', description: 'w', inputSchema: z.object({}) }), async (_a, { step }) => {
+    await step.do('one', async () => {
+      effects.push(`one ${who}`)
+      hold?.started()
+      await hold?.released
+      return 1
+    })
+    await step.do('two', async () => {
+      effects.push(`two ${who}`)
+      return 2
+    })
+    return 'ok'
+  })
+  return defineHarness({
+    name: 'net-two-steps',
+    adapter: scriptedText(({ messages }) => (messages.at(-1)?.role === 'user' ? { toolCalls: [{ name: 'work', args: {} }] } : 'Done.')),
+    tools: [work],
+  })
+}
+
 let sequence = 0
 const sessionId = (what: string) => `net-${what}-${Date.now().toString(36)}-${sequence++}`
 
@@ -194,6 +219,43 @@ const scenarios: readonly NetworkFaultScenario[] = [
       const entries = await log(target, id)
       assert.equal(count(entries, 'harness.turn.started'), 1)
       assert.equal(count(entries, 'harness.turn.finished'), 1)
+    },
+  },
+  {
+    name: 'a holder cut off inside a step (every connection blackholed): a worker drives the session once the lease ran out; healed, the old holder starts no step and finishes nothing',
+    async run(target) {
+      const id = sessionId('cut-holder')
+      const effects: string[] = []
+      let started!: () => void
+      let release!: () => void
+      const isStarted = new Promise<void>((resolve) => {
+        started = resolve
+      })
+      const released = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const host = await hostThroughProxy(target, twoSteps('old', effects, { started, released }))
+      const session = await host.open({ sessionId: id })
+      const outcome = drain(session.send('go')).then(
+        () => 'finished',
+        (error: unknown) => (isHarnessError(error) ? error.code : String(error)),
+      )
+      await isStarted
+      target.proxy.blackholeAll()
+      await workerFinishes(target, twoSteps('worker', effects))
+      target.proxy.heal()
+      release()
+      assert.notEqual(await outcome, 'finished', 'the cut-off holder finished a turn another host drove')
+      await session.close().catch(() => {})
+      await host.shutdown()
+      assert.deepEqual(
+        effects.filter((e) => e.startsWith('two')),
+        ['two worker'],
+        'the second step ran once, by the worker: the old holder started nothing after its lease ran out',
+      )
+      const entries = await log(target, id)
+      assert.equal(count(entries, 'harness.turn.finished'), 1)
+      assert.equal(count(entries, 'harness.step'), 2, 'one logged value per step: the old holder wrote none')
     },
   },
   {
