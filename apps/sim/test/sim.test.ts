@@ -87,6 +87,23 @@ const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
       ],
     },
   },
+  {
+    // Found by the soak: a cancel from a second session object of the same host ended the turn while its agent call
+    // was still opening the child; the child ran on, stopped on a store failure, and its resume deferred to a parent that waited for nothing.
+    name: 'a two-level agent call cancelled while it opens its child',
+    seed: 92390,
+    plan: {
+      hosts: 1,
+      skews: [-272],
+      faults: { fail: 0.03, loseReply: 0.03, hang: 0, crash: 0.01, maxDelayMs: 40 },
+      faultsForMs: 14_609,
+      renewalOutage: { host: 0, from: 7_091, to: 14_609 },
+      sessions: [
+        { id: 's1', workload: 'agent2', at: 9_542, host: 0, cancelAt: 9_656 },
+        { id: 's2', workload: 'sleep', at: 8_188, host: 0 },
+      ],
+    },
+  },
 ]
 
 describe('regression worlds', () => {
