@@ -25,8 +25,8 @@ export interface SimProcess {
   crash(): void
   /** True while the world injects faults. */
   faultsOn(): boolean
-  /** True while this process's lease renewals fail (its other calls work). */
-  renewalsFail(): boolean
+  /** While this process's lease renewals fail (its other calls work): `fail` or `hang`; else `false`. */
+  renewalsFail(): false | 'fail' | 'hang'
 }
 
 type Fault = 'none' | 'fail' | 'lose-reply' | 'hang' | 'hang-after-run'
@@ -46,7 +46,8 @@ export function simStore(
 ): HarnessStore {
   const { time, random, ledger, faults } = world
   const pickFault = (op: string): Fault => {
-    if (op === 'leases.renew' && process.renewalsFail()) return 'fail'
+    const outage = op === 'leases.renew' && process.renewalsFail()
+    if (outage) return outage
     if (!process.faultsOn()) return 'none'
     const r = random.next()
     if (r < faults.fail) return 'fail'

@@ -27,6 +27,7 @@ export const SIM_WORKLOADS = [
   'middleware',
   'reused',
   'poison',
+  'long',
 ] as const
 export type SimWorkload = (typeof SIM_WORKLOADS)[number]
 
@@ -96,6 +97,9 @@ function effect(context: WorkloadContext, options: EffectOptions = {}) {
   }
 }
 
+/** The steps of the `long` workload, each up to 700 virtual ms: a turn longer than a lease. */
+const LONG_STEPS = 16
+
 const noInput = z.object({})
 const definition = (name: string, needsApproval = false) =>
   toolDefinition({ name, description: `simulated ${name}`, inputSchema: noInput, ...(needsApproval ? { needsApproval: true } : {}) })
@@ -159,6 +163,12 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
         await fx()(c)
         return token.length > 0 ? 'used' : 'none'
       })
+    }),
+    // A turn that runs for seconds in one process: a host whose renewals fail meanwhile must stop starting its steps.
+    long: durableTool(definition('long'), async (_a, { step }) => {
+      const done: string[] = []
+      for (let i = 0; i < LONG_STEPS; i++) done.push(await step.do(`l${i}`, fx({ maxMs: 700 })))
+      return done.length
     }),
     poison: durableTool(definition('poison'), async (_a, { step }) =>
       withRetry(step, 'p', { attempts: 2, delayMs: 10 }, fx({ poison: 0.5, budget: 2 })).catch((e: Error) => e.message),

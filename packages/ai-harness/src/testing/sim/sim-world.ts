@@ -70,6 +70,7 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
       plan,
       open: backend.open,
       faultsOn: () => time.now < START + plan.faultsForMs,
+      elapsed: () => time.now - START,
     }
     const machines = Array.from({ length: plan.hosts }, (_, i) => new SimMachine(i, shared))
     const clients = new SimClients(shared, machines)
