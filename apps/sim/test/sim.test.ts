@@ -134,6 +134,23 @@ const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
       sessions: [{ id: 's4', workload: 'long', at: 7_254, host: 0 }],
     },
   },
+  {
+    // Found with the durable-stream clients: a worker whose renewals failed could not start a submitted prompt;
+    // closing, it cancelled the wakeup, then its re-schedule failed, and the queued prompt had nothing to wake it.
+    name: 'submitted prompts on a host whose renewals fail',
+    seed: 120,
+    plan: {
+      hosts: 1,
+      skews: [-112],
+      faults: { fail: 0.03, loseReply: 0, hang: 0, crash: 0.01, maxDelayMs: 10 },
+      faultsForMs: 13_805,
+      renewalOutage: { host: 0, from: 1_816, to: 13_805 },
+      sessions: [
+        { id: 's1', workload: 'parallel', at: 1_748, host: 0, submit: true },
+        { id: 's2', workload: 'reused', at: 4_732, host: 0, submit: true },
+      ],
+    },
+  },
 ]
 
 describe('regression worlds', () => {

@@ -13,6 +13,8 @@ export interface SimSessionPlan {
   readonly handOffAt?: number
   readonly cancelAt?: number
   readonly deleteAt?: number
+  /** The client submits its prompt (`host.submit`, then `host.drive`) and reads the turn's durable stream, reconnecting now and then. */
+  readonly submit?: boolean
 }
 
 /**
@@ -64,6 +66,7 @@ export function planWorld(random: SimRandom): SimPlan {
       ...(random.chance(0.15) ? { handOffAt: at + random.int(0, 200) } : {}),
       ...(random.chance(0.1) ? { cancelAt: at + random.int(0, 3_000) } : {}),
       ...(random.chance(0.08) ? { deleteAt: at + random.int(0, 3_000) } : {}),
+      ...(random.chance(0.3) ? { submit: true } : {}),
     })
   }
   return {
