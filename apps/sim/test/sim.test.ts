@@ -1,11 +1,14 @@
 import { runSimWorld, type SimPlan } from '@tanstack/ai-harness/testing/node'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+// The S3 package's own test server (node:http, in memory), as its tests start it.
+import { type S3TestServer, startS3TestServer } from '../../../packages/ai-harness-s3/test/server/s3-test-server.js'
 import { type SimStoreName, simBackends } from '../src/backends.js'
+import type { S3SimTarget } from '../src/networked.js'
 import { describeFailure } from '../src/replay.js'
 
 /** Runs worlds `from..from+count-1` on `store` and fails with each failing world's seed and replay command. */
-async function worlds(store: SimStoreName, from: number, count: number): Promise<void> {
-  const backends = simBackends(store)
+async function worlds(store: SimStoreName, from: number, count: number, s3?: S3SimTarget): Promise<void> {
+  const backends = simBackends(store, s3)
   const failures: string[] = []
   try {
     for (let seed = from; seed < from + count; seed++) {
@@ -167,4 +170,15 @@ describe('regression worlds', () => {
 describe('simulated worlds', () => {
   it('150 worlds on the memory store break no invariant', () => worlds('memory', 1, 150))
   it('6 worlds on PGlite break no invariant', () => worlds('pglite', 1, 6))
+})
+
+describe('simulated worlds on the networked stores', () => {
+  let server: S3TestServer
+  beforeAll(async () => {
+    server = await startS3TestServer()
+  })
+  afterAll(() => server?.close())
+  // Fewer: every store call is a request to a server in this process.
+  it('2 worlds on DynamoDB (dynalite) break no invariant', () => worlds('dynamodb', 1, 2))
+  it('2 worlds on S3 (the S3 test server) break no invariant', () => worlds('s3', 1, 2, { endpoint: server.endpoint, bucket: 'sim' }))
 })
