@@ -154,6 +154,24 @@ const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
       ],
     },
   },
+  {
+    // Found by the soak: a hand-off stopped a retry-long call; its stopped run's error result reached the client's
+    // stream, though the log never settled the call (the turn went on elsewhere and was cancelled).
+    name: "a hand-off's stopped run streams nothing the log does not hold",
+    seed: 3643,
+    plan: {
+      hosts: 2,
+      skews: [0, 0],
+      faults: { fail: 0, loseReply: 0.03, hang: 0, crash: 0.01, maxDelayMs: 40 },
+      faultsForMs: 14_170,
+      renewalOutage: null,
+      sessions: [
+        { id: 's1', workload: 'retry-long', at: 6_652, host: 0, handOffAt: 6_795, cancelAt: 8_727 },
+        { id: 's2', workload: 'secret', at: 4_379, host: 1, submit: true },
+        { id: 's3', workload: 'reused', at: 5_994, host: 1, submit: true },
+      ],
+    },
+  },
 ]
 
 describe('regression worlds', () => {
