@@ -2,9 +2,10 @@ import { PGlite } from '@electric-sql/pglite'
 import type { SimBackend } from '@tanstack/ai-harness/testing/node'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
+import { dynamoBackends, type S3SimTarget, s3Backends } from './networked.js'
 
 /** The stores a world can run on. */
-export const SIM_STORES = ['memory', 'pglite'] as const
+export const SIM_STORES = ['memory', 'pglite', 'dynamodb', 's3'] as const
 export type SimStoreName = (typeof SIM_STORES)[number]
 
 /** Makes each world's data set on one store: a fresh memory data set, or a fresh schema of one PGlite database. */
@@ -13,7 +14,15 @@ export interface SimBackends {
   close(): Promise<void>
 }
 
-export function simBackends(store: SimStoreName): SimBackends {
+/** The S3 target of the environment (`S3_ENDPOINT`, `S3_BUCKET`), if any. */
+export function s3TargetFromEnv(): S3SimTarget | undefined {
+  const { S3_ENDPOINT: endpoint, S3_BUCKET: bucket } = process.env
+  return endpoint && bucket ? { endpoint, bucket } : undefined
+}
+
+export function simBackends(store: SimStoreName, s3Target: S3SimTarget | undefined = s3TargetFromEnv()): SimBackends {
+  if (store === 'dynamodb') return dynamoBackends()
+  if (store === 's3') return s3Backends(s3Target)
   if (store === 'memory') {
     return {
       backend: async () => {

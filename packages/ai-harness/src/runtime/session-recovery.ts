@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai'
-import { agentMetaOf } from './agent-tool.js'
+import { agentMetaOf, childSessionId } from './agent-tool.js'
 import type { ToolResultRecord } from './records.js'
-import { cutAtResume, parkedCall, unsettledCalls } from './session-fold.js'
+import { cutAtResume, parkedCall, readAndFold, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import type { TurnRunControl } from './turn-run.js'
 import { chatTurn } from './turn-runner.js'
@@ -26,6 +26,14 @@ export async function* recoverTurn(
   const { state, writer, clock } = runtime
   const open = state.openTurn
   if (!open) return
+  if (driver.deferToParent && state.parent && !(await parentWaits(runtime, state.parent))) {
+    // Its parent's call ended without it (the parent's turn was cancelled while the call was
+    // still starting this child elsewhere): nobody waits for its answer, and deferring to the
+    // parent would leave it open for ever. It ends here, and never runs again.
+    await endOrphanTurn(runtime, open.turnId)
+    control.outcome = { kind: 'stopped' }
+    return
+  }
   if (await driver.wakeups.stillWaiting()) {
     control.outcome = { kind: 'parked', parked: parkedCall(state)! }
     return
@@ -40,6 +48,37 @@ export async function* recoverTurn(
   await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: driver.host, fence: driver.fence }])
   await settleCutCalls(runtime)
   yield* chatTurn(runtime, open.turnId, control)
+}
+
+/** Whether the parent's open turn still waits for the agent call that runs this child (read from the store). */
+async function parentWaits(runtime: SessionRuntime, parent: { sessionId: string; toolCallId: string }): Promise<boolean> {
+  const state = await readAndFold(runtime.store, parent.sessionId)
+  return state.openTurn?.callIds.includes(parent.toolCallId) === true && !state.results.has(parent.toolCallId)
+}
+
+/** Why the turn of a child whose parent's call ended without it was ended. */
+const ORPHAN_REASON = 'The agent call that ran this session ended without waiting for it.'
+
+/**
+ * Ends the open turn of a child whose parent no longer waits for it: its own agent
+ * children first (deepest first, as a cancel does), so a crash halfway leaves the rest open.
+ */
+async function endOrphanTurn(runtime: SessionRuntime, turnId: string): Promise<void> {
+  const { state, harness, store, sessionId, writer, clock } = runtime
+  for (const call of unsettledCalls(state)) {
+    const agent = agentMetaOf(harness.toolNamed(call.name))
+    if (!agent) continue
+    const childId = childSessionId(sessionId, call.id)
+    // A child that never wrote its log never ran: opening it would create it.
+    if ((await store.read(childId, { after: 0, limit: 1 })).length === 0) continue
+    const child = await runtime.openChild(agent.harness, childId, { sessionId, toolCallId: call.id })
+    try {
+      if (child.needsRecovery) await child.cancel(ORPHAN_REASON)
+    } finally {
+      await child.close()
+    }
+  }
+  await writer.append([{ type: 'harness.turn.cancelled', turnId, at: clock.now(), reason: ORPHAN_REASON }])
 }
 
 /**

@@ -40,6 +40,7 @@ export class TurnRun implements TurnRunControl {
   readonly done: Promise<void>
   #finish: () => void = () => {}
   #abandoned = false
+  #stopRequested = false
   #abandon: () => void = () => {}
   readonly #whenAbandoned: Promise<IteratorReturnResult<undefined>>
   /** The writer scopes of the step attempts in flight (see `stepScope`). */
@@ -67,6 +68,11 @@ export class TurnRun implements TurnRunControl {
   onAbandoned(listener: () => void): () => void {
     this.#onAbandoned.add(listener)
     return () => this.#onAbandoned.delete(listener)
+  }
+
+  /** Stopped from outside (a hand-off, a cancel, a close), or its session's writer stopped (a conflict, a lost lease); a park is no stop. */
+  #wasStopped(): boolean {
+    return this.#stopRequested || this.stoppedBy() !== undefined
   }
 
   /** True once a stop gave up waiting for the run: whatever it does later counts for nothing. */
@@ -110,6 +116,7 @@ export class TurnRun implements TurnRunControl {
    * false when it was abandoned.
    */
   async stop(reason: string, timeoutMs: number): Promise<boolean> {
+    this.#stopRequested = true
     this.writer.close(reason)
     this.abortController.abort()
     let cancelTimer = () => {}
@@ -134,10 +141,22 @@ export class TurnRun implements TurnRunControl {
     return ended
   }
 
-  /** The chunks of `source`, until it ends or the run is abandoned. */
+  /**
+   * The chunks of `source`, until it ends or the run is abandoned. Once the run was stopped
+   * (a hand-off, a cancel, a lost lease or a conflict), its code runs to its end but its
+   * chunks are dropped: nothing it does lands in the log any more, so a client must not see
+   * it either (a tool's error result for a call the log never settles, say).
+   */
   stream(source: AsyncGenerator<StreamChunk>): AsyncIterator<StreamChunk> {
+    const next = async (): Promise<IteratorResult<StreamChunk>> => {
+      for (;;) {
+        if (this.#abandoned) return END
+        const result = await Promise.race([source.next(), this.#whenAbandoned])
+        if (result.done || !this.#wasStopped()) return result
+      }
+    }
     return {
-      next: () => (this.#abandoned ? Promise.resolve(END) : Promise.race([source.next(), this.#whenAbandoned])),
+      next,
       return: async () => {
         // A consumer that stops reading stops the run; a run that never ends is not waited for.
         if (!this.#abandoned) await Promise.race([source.return(undefined), this.#whenAbandoned])

@@ -82,16 +82,30 @@ export class WakeupPolicy {
   }
 
   /**
-   * Cancels the wakeup, then looks at the inbox: a prompt submitted before the cancel
-   * (whose wakeup the cancel removed) makes the session due again. A submit after the
-   * look schedules its own wakeup after the cancel, so no prompt is left without one.
+   * Cancels the wakeup unless a prompt is queued in the inbox. It looks first: a session
+   * with a queued prompt keeps its wakeup (made due now), so no failure after a cancel can
+   * leave that prompt with nothing to wake it. After the cancel it looks again: a prompt
+   * submitted between the look and the cancel (whose wakeup the cancel removed) makes the
+   * session due again, and if that look fails the session is made due all the same. A
+   * submit after the second look schedules its own wakeup after the cancel.
    */
   async #cancelUnlessQueued(): Promise<void> {
     const wakeups = this.store.wakeups
     if (!wakeups) return
+    if (await this.#queued()) return this.dueNow()
     await wakeups.cancel(this.sessionId)
-    const queued = await this.store.read(inboxLogId(this.sessionId), { after: this.state.inboxSeq, limit: 1 })
-    if (queued.length > 0) await this.dueNow()
+    let queued: boolean
+    try {
+      queued = await this.#queued()
+    } catch (error) {
+      await this.dueNow().catch(() => {})
+      throw error
+    }
+    if (queued) await this.dueNow()
+  }
+
+  async #queued(): Promise<boolean> {
+    return (await this.store.read(inboxLogId(this.sessionId), { after: this.state.inboxSeq, limit: 1 })).length > 0
   }
 
   /** A child agent's cut turn: its parent decides it, so the parent is due now and this session waits for it. */

@@ -1,7 +1,7 @@
 import { toolDefinition } from '@tanstack/ai'
-import { agentTool, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
+import { agentTool, createWorker, defineHarness, durableTool, type HarnessStore } from '@tanstack/ai-harness'
 import { childSessionId } from '@tanstack/ai-harness/log'
-import { scriptedText } from '@tanstack/ai-harness/testing'
+import { scriptedText, startMachine } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -94,5 +94,62 @@ describe('cancelling a turn while its agent call runs the child', () => {
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(await world.read(childId)).toHaveLength(before)
     expect(recordsOf(await world.read(childId), 'harness.step')).toHaveLength(0)
+  })
+})
+
+describe('a child whose parent turn was cancelled while the call was still opening it', () => {
+  it('is ended by the worker that resumes it, not deferred to a parent that waits for nothing', async () => {
+    const world = createWorld()
+    const opening = gate()
+    const proceed = gate()
+    const started = gate()
+    const confirm = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) =>
+      step.do('slow', () => {
+        started.open()
+        return new Promise<string>(() => {})
+      }),
+    )
+    const { parent, child } = delegatingHarnesses(confirm)
+    const store = memoryStore({ data: world.data, clock: world.clock })
+    // The child's first record waits until the cancel below has looked for children (and found none).
+    const gated: HarnessStore = {
+      ...store,
+      append: async (logId, seq, records, options) => {
+        if (logId.includes('/agent/') && records[0]?.type === 'harness.session.opened') {
+          opening.open()
+          await proceed.promise
+        }
+        return store.append(logId, seq, records, options)
+      },
+    }
+    const machine = startMachine(gated, { harnesses: [parent, child], clock: world.clock, hostId: 'web' })
+    const session = await machine.host.open({ sessionId: 'boss', harness: 'boss' })
+    void drain(session.send('delegate')).catch(() => [])
+    await within(5_000, opening.promise, 'the child opening')
+    // A second object on the same host (a cancel button) cancels the turn while its call opens the child.
+    const other = await machine.host.open({ sessionId: 'boss', harness: 'boss' })
+    await other.cancel('not needed any more')
+    await other.close()
+    proceed.open()
+    await within(5_000, started.promise, "the child's step")
+    const [assistant] = recordsOf(await world.read('boss'), 'harness.assistant')
+    const childId = childSessionId('boss', String((assistant?.toolCalls as Array<{ id: string }>)[0]?.id))
+    expect(recordsOf(await world.read(childId), 'harness.turn.started')).toHaveLength(1)
+    // The process dies with the child's step in flight; its lease runs out.
+    machine.store.crash()
+    world.expireLeases()
+
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: [parent, child],
+      clock: world.clock,
+    })
+    for (let i = 0; i < 3; i++) await worker.poll()
+    await worker.stop()
+    const ends = (await world.read(childId)).map((e) => e.record).filter((r) => r.type.startsWith('harness.turn.'))
+    expect(ends.map((r) => r.type)).toEqual(['harness.turn.started', 'harness.turn.cancelled'])
+    expect(ends[1]?.reason).toBe('The agent call that ran this session ended without waiting for it.')
+    expect(recordsOf(await world.read(childId), 'harness.step')).toHaveLength(0)
+    expect(world.data.wakeups.has(childId)).toBe(false)
   })
 })

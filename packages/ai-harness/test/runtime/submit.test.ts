@@ -2,7 +2,7 @@ import { toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
 import type { LogEntry } from '@tanstack/ai-harness/store'
 import { harnessStreams } from '@tanstack/ai-harness/streams'
-import { oneStreamProblems, scriptedText, streamAcrossCrash } from '@tanstack/ai-harness/testing'
+import { faultyStore, oneStreamProblems, scriptedText, streamAcrossCrash } from '@tanstack/ai-harness/testing'
 import { memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -162,5 +162,35 @@ describe('one stream across a crash', () => {
       clock: world.clock,
     })
     expect(oneStreamProblems(report)).toEqual([])
+  })
+})
+
+describe('a worker that fails to drive a submitted prompt', () => {
+  it('leaves the session its wakeup, even when its store cannot write one now: a later worker runs the prompt', async () => {
+    const world = createWorld()
+    const host = world.start(echo(), 'a').host
+    await host.submit({ sessionId: 's', inputId: 'in-1', prompt: 'hi' })
+    // This worker's renewals fail (so the drive fails before the turn starts), and so does every wakeup it schedules.
+    const faulty = faultyStore(memoryStore({ data: world.data, clock: world.clock }))
+    faulty.inject({ match: 'leases.renew', fault: { kind: 'fail' }, times: Number.POSITIVE_INFINITY })
+    faulty.inject({ match: 'wakeups.schedule', fault: { kind: 'fail' }, times: Number.POSITIVE_INFINITY })
+    const failing = createWorker({ store: faulty, harnesses: echo(), clock: world.clock, leaseMs: TEST_LEASE_MS })
+    const first = await failing.poll()
+    await failing.stop()
+    expect(first.failed).toEqual(['s'])
+    expect(recordsOf(await world.read('s'), 'harness.turn.started')).toHaveLength(0)
+    expect(world.data.wakeups.has('s')).toBe(true)
+
+    // The failed worker's claim holds the wakeup a while; then it is due again.
+    world.clock.advance(10 * TEST_LEASE_MS)
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: echo(),
+      clock: world.clock,
+      leaseMs: TEST_LEASE_MS,
+    })
+    expect((await worker.poll()).resumed).toEqual(['s'])
+    await worker.stop()
+    expect(prompts(await world.read('s'))).toEqual(['hi'])
   })
 })

@@ -2,9 +2,11 @@ import type { StreamChunk } from '@tanstack/ai'
 import { isHarnessError } from '../../contract/errors.js'
 import type { LogRecord } from '../../contract/types.js'
 import type { Session } from '../../runtime/session.js'
+import { harnessStreams, type HarnessStreams } from '../../streams/index.js'
 import { drain } from '../streams.js'
 import type { SimMachine, SimShared } from './sim-hosts.js'
 import type { SimSessionPlan } from './sim-plan.js'
+import { simStore } from './sim-store.js'
 import { effectOf, SIM_SECRET } from './sim-workloads.js'
 
 /** A client's view of one session of the world. */
@@ -12,6 +14,11 @@ export interface SimSessionState {
   readonly plan: SimSessionPlan
   /** Every chunk the client's streams gave. */
   readonly chunks: StreamChunk[]
+  /** A submitted prompt's durable stream: its run, and every entry its reader was given, across reconnects. */
+  runId: string | undefined
+  readonly read: Array<{ offset: string; chunk: StreamChunk }>
+  /** The reader came to the stream's end (it is closed). */
+  readToEnd: boolean
   sending: boolean
   deleteRequested: boolean
   deleted: boolean
@@ -26,14 +33,23 @@ export interface SimSessionState {
  */
 export class SimClients {
   readonly sessions: SimSessionState[]
+  /** The streams as a reader's process sees them: its store calls delayed and failing, never hanging (it never dies). */
+  readonly #streams: HarnessStreams
 
   constructor(
     private readonly shared: SimShared,
     private readonly machines: readonly SimMachine[],
   ) {
+    const clock = { now: () => shared.time.now }
+    const reader = { name: 'reader', alive: true, crash: () => {}, faultsOn: () => shared.faultsOn(), renewalsFail: () => false as const }
+    const store = simStore(shared.open(clock), { ...shared, faults: { ...shared.plan.faults, hang: 0, crash: 0 } }, reader)
+    this.#streams = harnessStreams({ store, clock, retainMs: 3_600_000, firstChunkDeadlineMs: 3_600_000, pollMs: { min: 5, max: 200 } })
     this.sessions = shared.plan.sessions.map((plan) => ({
       plan,
       chunks: [],
+      runId: undefined,
+      read: [],
+      readToEnd: false,
       sending: false,
       deleteRequested: false,
       deleted: false,
@@ -68,6 +84,7 @@ export class SimClients {
   }
 
   async #send(s: SimSessionState): Promise<void> {
+    if (s.plan.submit) return this.#submit(s)
     if (s.deleteRequested || this.#started(s)) return
     // Checked again later: a send whose process died, or that was refused, is tried again.
     this.shared.time.at(this.shared.random.int(1_000, 3_000), () => void this.#send(s))
@@ -85,6 +102,44 @@ export class SimClients {
       s.sending = false
       await session?.close().catch((error: unknown) => this.#refused('close', error))
     }
+  }
+
+  /** Submits the prompt (again, until a submit answered: one inputId, so one turn), drives it, and reads its stream. */
+  async #submit(s: SimSessionState): Promise<void> {
+    if (s.deleteRequested || s.runId !== undefined) return
+    this.shared.time.at(this.shared.random.int(1_000, 3_000), () => void this.#submit(s))
+    if (s.sending) return
+    s.sending = true
+    const machine = this.#machine(s.plan.host)
+    try {
+      const { runId } = await machine.host.submit({ sessionId: s.plan.id, inputId: 'p1', prompt: s.plan.workload, harness: 'sim' })
+      s.runId ??= runId
+      void this.#readStream(s, runId)
+      await machine.host.drive(s.plan.id)
+    } catch (error) {
+      this.#refused('submit', error)
+    } finally {
+      s.sending = false
+    }
+  }
+
+  /** Reads the run's durable stream to its end, reconnecting after a failure or now and then, from the last offset it got. */
+  async #readStream(s: SimSessionState, runId: string): Promise<void> {
+    const { time, random } = this.shared
+    if (s.readToEnd || s.deleteRequested) return
+    const from = s.read.at(-1)?.offset ?? '-1'
+    const dropped = new AbortController()
+    const drop = time.at(random.int(50, 4_000), () => dropped.abort())
+    try {
+      for await (const entry of this.#streams.durability({ runId, offset: from === '-1' ? null : from }).read(from, dropped.signal))
+        s.read.push(entry)
+      if (!dropped.signal.aborted) s.readToEnd = true
+    } catch (error) {
+      this.shared.ledger.note(`client: reading ${runId} failed: ${String(error).slice(0, 200)}`)
+    } finally {
+      time.clear(drop)
+    }
+    if (!s.readToEnd) time.at(random.int(10, 1_000), () => void this.#readStream(s, runId))
   }
 
   async #handOff(s: SimSessionState): Promise<void> {

@@ -22,6 +22,8 @@ export interface SimShared {
   readonly open: OpenSimStore
   /** True while the world injects faults. */
   faultsOn(): boolean
+  /** Virtual ms since the world started: the plan's times count from there. */
+  elapsed(): number
 }
 
 /**
@@ -72,7 +74,12 @@ export class SimMachine {
         shared.time.at(shared.random.int(100, 3_000), () => this.#start())
       },
       faultsOn: () => shared.faultsOn(),
-      renewalsFail: () => outage !== null && outage.host === index && shared.time.now >= outage.from && shared.time.now < outage.to,
+      renewalsFail: () =>
+        outage !== null && outage.host === index && shared.elapsed() >= outage.from && shared.elapsed() < outage.to
+          ? outage.hang
+            ? 'hang'
+            : 'fail'
+          : false,
     }
     this.#process = process
     const store = simStore(shared.open(clock), { ...shared, faults: shared.plan.faults }, process)

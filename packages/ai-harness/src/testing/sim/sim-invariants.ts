@@ -1,5 +1,6 @@
+import type { StreamChunk } from '@tanstack/ai'
 import type { LogEntry, LogRecord } from '../../contract/types.js'
-import type { SimClients } from './sim-clients.js'
+import type { SimClients, SimSessionState } from './sim-clients.js'
 import type { Invocation, SimLedger } from './sim-ledger.js'
 import { OUTCOME_STEP, SIM_SECRET } from './sim-workloads.js'
 
@@ -152,4 +153,38 @@ export function unsettled(ledger: SimLedger, clients: SimClients): string[] {
     if (records.some((r) => r.type === 'harness.turn.started') && !ledger.settled(logId)) open.push(logId)
   }
   return open
+}
+
+/** A stream entry as a reader gets it. */
+type StreamEntry = { readonly offset: string; readonly chunk: StreamChunk }
+
+/**
+ * The stream a client saw matches what is stored: the reader of a submitted prompt's durable
+ * stream got the stored chunks exactly, each once and in order, across its reconnects (all
+ * of them when it read to the end); and every tool result a client's stream gave (durable or
+ * `session.send`) is one the session's log holds. (A tool call a model began may be in a
+ * stream and not in the log: a host died before it logged the model's answer, and the turn
+ * went on with a new model call, in the same stream.)
+ */
+export function checkStreams(ledger: SimLedger, s: SimSessionState, stored: readonly StreamEntry[] | undefined): string[] {
+  const found: string[] = []
+  const id = s.plan.id
+  if (stored) {
+    const at = s.read.findIndex((e, i) => e.offset !== stored[i]?.offset || JSON.stringify(e.chunk) !== JSON.stringify(stored[i]?.chunk))
+    if (at >= 0)
+      found.push(
+        `${id}: its reader's entry ${at} is ${s.read[at]!.offset} ${s.read[at]!.chunk.type}, the stream holds ${stored[at]?.offset ?? 'nothing'} ${stored[at]?.chunk.type ?? ''} there`,
+      )
+    else if (s.readToEnd && s.read.length !== stored.length)
+      found.push(`${id}: its reader read to the end after ${s.read.length} entries, the stream holds ${stored.length}`)
+  }
+  if (s.deleteRequested) return found
+  const results = new Set<string>()
+  for (const r of ledger.records(id)) if (r.type === 'harness.tool.result') results.add(String(r.toolCallId))
+  for (const chunk of [...s.chunks, ...s.read.map((e) => e.chunk)]) {
+    const call = (chunk as { toolCallId?: unknown }).toolCallId
+    if (chunk.type === 'TOOL_CALL_RESULT' && !results.has(String(call)))
+      found.push(`${id}: a client's stream gave the result of tool call ${String(call)}, which its log does not hold`)
+  }
+  return found
 }

@@ -13,6 +13,8 @@ export interface SimSessionPlan {
   readonly handOffAt?: number
   readonly cancelAt?: number
   readonly deleteAt?: number
+  /** The client submits its prompt (`host.submit`, then `host.drive`) and reads the turn's durable stream, reconnecting now and then. */
+  readonly submit?: boolean
 }
 
 /**
@@ -27,8 +29,8 @@ export interface SimPlan {
   readonly faults: SimFaults
   /** Faults (and crashes) stop this many virtual ms after the start; then every session must finish. */
   readonly faultsForMs: number
-  /** A host whose lease renewals fail in this window while its other calls work. */
-  readonly renewalOutage: { readonly host: number; readonly from: number; readonly to: number } | null
+  /** A host whose lease renewals fail (or hang: `hang`) in this window while its other calls work. */
+  readonly renewalOutage: { readonly host: number; readonly from: number; readonly to: number; readonly hang?: boolean } | null
   readonly sessions: readonly SimSessionPlan[]
 }
 
@@ -64,6 +66,7 @@ export function planWorld(random: SimRandom): SimPlan {
       ...(random.chance(0.15) ? { handOffAt: at + random.int(0, 200) } : {}),
       ...(random.chance(0.1) ? { cancelAt: at + random.int(0, 3_000) } : {}),
       ...(random.chance(0.08) ? { deleteAt: at + random.int(0, 3_000) } : {}),
+      ...(random.chance(0.3) ? { submit: true } : {}),
     })
   }
   return {
@@ -71,10 +74,26 @@ export function planWorld(random: SimRandom): SimPlan {
     skews: Array.from({ length: hosts }, () => random.int(-SIM_MAX_SKEW_MS, SIM_MAX_SKEW_MS)),
     faults,
     faultsForMs,
-    renewalOutage:
-      faulty && random.chance(0.3) ? { host: random.int(0, hosts - 1), from: random.int(0, faultsForMs), to: faultsForMs } : null,
+    renewalOutage: faulty && random.chance(0.4) ? planOutage(random, hosts, sessions, faultsForMs) : null,
     sessions,
   }
+}
+
+/**
+ * A renewal outage, most often on the host of a session and beginning soon after that
+ * session starts, so a turn that runs for seconds meets it (a host whose appends work while
+ * its lease runs out); sometimes anywhere. Half the outages hang instead of failing.
+ */
+function planOutage(
+  random: SimRandom,
+  hosts: number,
+  sessions: readonly SimSessionPlan[],
+  faultsForMs: number,
+): NonNullable<SimPlan['renewalOutage']> {
+  const hang = random.chance(0.5)
+  const target = random.chance(0.7) ? random.pick(sessions) : undefined
+  const from = target ? Math.min(target.at + random.int(0, 1_500), faultsForMs) : random.int(0, faultsForMs)
+  return { host: target?.host ?? random.int(0, hosts - 1), from, to: faultsForMs, ...(hang ? { hang } : {}) }
 }
 
 /** True when a plan injects no fault at all: then every step's effect happens at most once. */

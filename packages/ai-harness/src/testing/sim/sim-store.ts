@@ -25,13 +25,25 @@ export interface SimProcess {
   crash(): void
   /** True while the world injects faults. */
   faultsOn(): boolean
-  /** True while this process's lease renewals fail (its other calls work). */
-  renewalsFail(): boolean
+  /** While this process's lease renewals fail (its other calls work): `fail` or `hang`; else `false`. */
+  renewalsFail(): false | 'fail' | 'hang'
 }
 
 type Fault = 'none' | 'fail' | 'lose-reply' | 'hang' | 'hang-after-run'
 
 const never = <T>() => new Promise<T>(() => {})
+
+/** The fault of one store call: a renewal outage first, then the world's odds while its faults are on. */
+function faultFor(op: string, process: SimProcess, random: SimRandom, faults: SimFaults): Fault {
+  const outage = op === 'leases.renew' && process.renewalsFail()
+  if (outage) return outage
+  if (!process.faultsOn()) return 'none'
+  const r = random.next()
+  if (r < faults.fail) return 'fail'
+  if (r < faults.fail + faults.loseReply) return 'lose-reply'
+  if (r < faults.fail + faults.loseReply + faults.hang) return random.chance(0.5) ? 'hang' : 'hang-after-run'
+  return 'none'
+}
 
 /**
  * A process's store instance in a simulated world: every call waits a random virtual
@@ -45,18 +57,9 @@ export function simStore(
   process: SimProcess,
 ): HarnessStore {
   const { time, random, ledger, faults } = world
-  const pickFault = (op: string): Fault => {
-    if (op === 'leases.renew' && process.renewalsFail()) return 'fail'
-    if (!process.faultsOn()) return 'none'
-    const r = random.next()
-    if (r < faults.fail) return 'fail'
-    if (r < faults.fail + faults.loseReply) return 'lose-reply'
-    if (r < faults.fail + faults.loseReply + faults.hang) return random.chance(0.5) ? 'hang' : 'hang-after-run'
-    return 'none'
-  }
   const call = <T>(op: string, run: () => Promise<T>): Promise<T> => {
     if (!process.alive) return never()
-    const fault = pickFault(op)
+    const fault = faultFor(op, process, random, faults)
     const crash = process.faultsOn() && random.chance(faults.crash) ? random.pick(['before', 'after'] as const) : undefined
     const delay = random.int(0, process.faultsOn() ? faults.maxDelayMs : 2)
     return new Promise<T>((resolve, reject) => {

@@ -30,6 +30,7 @@ export const SIM_WORKLOADS = [
   'verify',
   'once',
   'undo',
+  'long',
 ] as const
 export type SimWorkload = (typeof SIM_WORKLOADS)[number]
 
@@ -113,6 +114,9 @@ export function effectOf(ledger: SimLedger, idempotencyKey: string): { done: str
 /** The step names whose invariants are stricter (see `checkOutcomeSteps`): a verified mail, a once sms, and every compensation. */
 export const OUTCOME_STEP = { verified: 'mail', once: 'sms' } as const
 
+/** The steps of the `long` workload, each up to 700 virtual ms: a turn longer than a lease. */
+const LONG_STEPS = 16
+
 const noInput = z.object({})
 const definition = (name: string, needsApproval = false) =>
   toolDefinition({ name, description: `simulated ${name}`, inputSchema: noInput, ...(needsApproval ? { needsApproval: true } : {}) })
@@ -195,6 +199,12 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
       await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
       await step.do('ship', fx({ fail: 0.5 }))
       return 'shipped'
+    }),
+    // A turn that runs for seconds in one process: a host whose renewals fail meanwhile must stop starting its steps.
+    long: durableTool(definition('long'), async (_a, { step }) => {
+      const done: string[] = []
+      for (let i = 0; i < LONG_STEPS; i++) done.push(await step.do(`l${i}`, fx({ maxMs: 700 })))
+      return done.length
     }),
     poison: durableTool(definition('poison'), async (_a, { step }) =>
       withRetry(step, 'p', { attempts: 2, delayMs: 10 }, fx({ poison: 0.5, budget: 2 })).catch((e: Error) => e.message),

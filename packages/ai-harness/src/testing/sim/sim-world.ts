@@ -3,7 +3,8 @@ import { otelApi } from '../../runtime/tracing.js'
 import { SimRandom } from './random.js'
 import { SimClients } from './sim-clients.js'
 import { type OpenSimStore, SimMachine, type SimShared } from './sim-hosts.js'
-import { checkInvocations, checkLog, checkOutcomeSteps, checkWorld, unsettled } from './sim-invariants.js'
+import { harnessStreams } from '../../streams/index.js'
+import { checkInvocations, checkLog, checkOutcomeSteps, checkStreams, checkWorld, unsettled } from './sim-invariants.js'
 import { SimLedger } from './sim-ledger.js'
 import { faultFree, planWorld, type SimPlan } from './sim-plan.js'
 import { VirtualTime } from './virtual-time.js'
@@ -41,6 +42,8 @@ export interface SimReport {
 /** How long after the faults stop every session must have finished, in virtual ms. */
 const QUIET_MS = 180_000
 const START = Date.UTC(2026, 0, 1)
+/** Plans draw from their own source, apart from the schedule. */
+const PLAN_SEED_MASK = 0x5bd1e995
 
 /**
  * Runs one simulated world: its machines (a host and a worker each, restarted after a
@@ -50,9 +53,10 @@ const START = Date.UTC(2026, 0, 1)
  * the same world exactly. Then the invariants are checked; see the package README.
  */
 export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> {
-  const random = new SimRandom(options.seed)
-  const plan = options.plan ?? planWorld(random.fork())
-  const schedule = random.fork()
+  // The schedule is the seed's first fork whether the plan is drawn or given, so a drawn plan passed
+  // back with --plan (as the shrinker passes smaller ones) replays the very same world.
+  const schedule = new SimRandom(options.seed).fork()
+  const plan = options.plan ?? planWorld(new SimRandom((options.seed ^ PLAN_SEED_MASK) >>> 0))
   const backend = await options.backend()
   // The one real wait of the runtime (the optional OpenTelemetry import) happens before time is virtual.
   await otelApi()
@@ -70,6 +74,7 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
       plan,
       open: backend.open,
       faultsOn: () => time.now < START + plan.faultsForMs,
+      elapsed: () => time.now - START,
     }
     const machines = Array.from({ length: plan.hosts }, (_, i) => new SimMachine(i, shared))
     const clients = new SimClients(shared, machines)
@@ -85,6 +90,7 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
       ...checkOutcomeSteps(ledger),
       ...checkWorld(ledger, clients),
       ...(await readLogs(backend.open({ now: () => time.now }), ledger, time)),
+      ...(await readStreams(backend.open({ now: () => time.now }), ledger, clients, time)),
       ...time.uncaught.map((e) => `a timer threw: ${String(e)}`),
       ...rejections.map((e) => `an unhandled rejection: ${String(e)}`),
     ]
@@ -103,6 +109,17 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
     await uninstall()
     await backend.close?.()
   }
+}
+
+/** Reads each submitted prompt's durable stream straight from the store, and checks what its client saw against it. */
+async function readStreams(store: ReturnType<OpenSimStore>, ledger: SimLedger, clients: SimClients, time: VirtualTime): Promise<string[]> {
+  const streams = harnessStreams({ store, clock: { now: () => time.now }, retainMs: 3_600_000 })
+  const found: string[] = []
+  for (const s of clients.sessions) {
+    const stored = s.runId === undefined ? undefined : await time.real(() => streams.durability({ runId: s.runId! }).snapshot())
+    found.push(...checkStreams(ledger, s, stored))
+  }
+  return found
 }
 
 /** Reads every log the world wrote, straight from the store, and checks it. */
