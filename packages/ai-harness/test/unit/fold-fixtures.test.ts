@@ -62,7 +62,13 @@ describe('logs written before the core reshape', () => {
   })
 
   it('fold to the same state as they did then, whole and in pages', () => {
-    const folds = Object.fromEntries(Object.entries(logs).map(([name, records]) => [name, plain(foldLog(entries(records)))]))
+    // A part of the state added since the fixtures were written must start empty on an old log; the rest must be as it was.
+    const then = (state: ReturnType<typeof foldLog>) => {
+      const { outcomes, ...rest } = plain(state) as Record<string, unknown>
+      expect(outcomes).toEqual({ intents: [], probing: [], rollbacks: [] })
+      return rest
+    }
+    const folds = Object.fromEntries(Object.entries(logs).map(([name, records]) => [name, then(foldLog(entries(records)))]))
     if (process.env.UPDATE_FOLD_FIXTURES === '1') writeFileSync(FOLDS, `${JSON.stringify(folds, null, 1)}\n`)
     const expected = JSON.parse(readFileSync(FOLDS, 'utf8')) as Record<string, unknown>
     expect(Object.keys(folds)).toEqual(Object.keys(expected))
@@ -71,7 +77,7 @@ describe('logs written before the core reshape', () => {
     for (const [name, records] of Object.entries(logs)) {
       const all = entries(records)
       const half = Math.floor(all.length / 2)
-      expect(plain(foldLog(all.slice(half), foldLog(all.slice(0, half)))), name).toEqual(expected[name])
+      expect(then(foldLog(all.slice(half), foldLog(all.slice(0, half)))), name).toEqual(expected[name])
     }
   })
 })
