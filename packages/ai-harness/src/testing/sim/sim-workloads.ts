@@ -125,6 +125,32 @@ function withRetry(step: Step, name: string, options: StepOptions, fn: (c: StepR
   return step.do(name, options, fn)
 }
 
+/** The tools whose side effect takes no key: a verified mail, a once sms, a charge with an undo. */
+function outcomeTools(context: WorkloadContext, fx: (options?: EffectOptions) => (c: StepRunContext) => Promise<string>) {
+  const r = context.random
+  return {
+    // A mailer without keys: after a crash, verify looks in its outbox; now and then it cannot tell, and a person decides.
+    verify: durableTool(definition('verify'), async (_a, { step }) =>
+      step.do(
+        OUTCOME_STEP.verified,
+        { verify: ({ idempotencyKey }) => effectOf(context.ledger, idempotencyKey) ?? (r.chance(0.3) ? 'unknown' : 'not-done') },
+        fx({ ignoresSignal: r.chance(0.5) }),
+      ),
+    ),
+    once: durableTool(definition('once'), async (_a, { step }) =>
+      step
+        .do(OUTCOME_STEP.once, { once: true }, fx())
+        .catch((e: { code?: string }) => (e.code === 'STEP_OUTCOME_UNKNOWN' ? 'unknown' : Promise.reject(e))),
+    ),
+    // A charge with a compensation, then a shipment that fails half the time: the call rolls the charge back.
+    undo: durableTool(definition('undo'), async (_a, { step }) => {
+      await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
+      await step.do('ship', fx({ fail: 0.5 }))
+      return 'shipped'
+    }),
+  }
+}
+
 /** The tools of the simulated harnesses, each bound to one process. */
 function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent' | 'agent2' | 'middleware' | 'reused'>, AnyTool> {
   const fx = (options?: EffectOptions) => effect(context, options)
@@ -181,25 +207,7 @@ function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent'
         return token.length > 0 ? 'used' : 'none'
       })
     }),
-    // A mailer without keys: after a crash, verify looks in its outbox; now and then it cannot tell, and a person decides.
-    verify: durableTool(definition('verify'), async (_a, { step }) =>
-      step.do(
-        OUTCOME_STEP.verified,
-        { verify: ({ idempotencyKey }) => effectOf(context.ledger, idempotencyKey) ?? (r.chance(0.3) ? 'unknown' : 'not-done') },
-        fx({ ignoresSignal: r.chance(0.5) }),
-      ),
-    ),
-    once: durableTool(definition('once'), async (_a, { step }) =>
-      step
-        .do(OUTCOME_STEP.once, { once: true }, fx())
-        .catch((e: { code?: string }) => (e.code === 'STEP_OUTCOME_UNKNOWN' ? 'unknown' : Promise.reject(e))),
-    ),
-    // A charge with a compensation, then a shipment that fails half the time: the call rolls the charge back.
-    undo: durableTool(definition('undo'), async (_a, { step }) => {
-      await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
-      await step.do('ship', fx({ fail: 0.5 }))
-      return 'shipped'
-    }),
+    ...outcomeTools(context, fx),
     // A turn that runs for seconds in one process: a host whose renewals fail meanwhile must stop starting its steps.
     long: durableTool(definition('long'), async (_a, { step }) => {
       const done: string[] = []
