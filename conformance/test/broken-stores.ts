@@ -221,8 +221,9 @@ export const brokenStores: Record<string, BrokenStore> = {
       'wait.retry.parks-until-due',
       'agent.crash-points',
       'stream.order',
-      'stream.readers.many',
       'stream.sse.resume',
+      'stream.ndjson.resume',
+      'lock.exclusive',
       'durable.retry.attempts-logged',
       'durable.retry.final-stays-failed',
       'durable.retry.timeouts',
@@ -231,6 +232,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.unknown-asks-a-person',
       'durable.undo.crash-points',
     ],
+    // Its readers' logs are a few batch records, under ten seqs (where text order first differs), unless a slow reader sees many.
+    mayFail: ['stream.readers.many'],
     says: 'pages are dense from after + 1',
     make: (store) => ({
       ...store,
@@ -246,6 +249,7 @@ export const brokenStores: Record<string, BrokenStore> = {
     fails: [
       'isolation.generated',
       'isolation.path-ids',
+      'lock.exclusive',
       'log.append.future',
       'log.append.empty-batch',
       'log.read.your-writes',
@@ -479,7 +483,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   // ---- paging ----------------------------------------------------------------------
   'pages internally by 256 rows and skips the row after each internal page': {
-    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large', 'stream.order'],
+    // Not stream.order: its chunks are batched into a few records, so no page of its log is 256 rows long.
+    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
     says: 'has seq 258, not 257',
     make: (store, { data }) => ({
       ...store,
@@ -498,7 +503,8 @@ export const brokenStores: Record<string, BrokenStore> = {
     }),
   },
   'pages internally by 256 rows and repeats the last row of each internal page': {
-    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large', 'stream.order'],
+    // Not stream.order: its chunks are batched into a few records, so no page of its log is 256 rows long.
+    fails: ['log.read.runtime-pages', 'log.read.paging-large', 'log.append.big-batch', 'log.delete.large'],
     says: 'has seq 256, not 257',
     make: (store, { data }) => ({
       ...store,
@@ -523,7 +529,6 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.read.paging-boundaries',
       'log.append.big-batch',
       'log.delete.large',
-      'stream.order',
     ],
     says: 'page by page ended after 100',
     make: (store, { data }) => ({
@@ -1058,6 +1063,8 @@ export const brokenStores: Record<string, BrokenStore> = {
   },
   'renews an expired lease that nobody took': {
     fails: ['lease.renew', 'lease.sub-second', 'lease.live-until-expiry', 'lease.renew-expired-untaken', 'lock.renews'],
+    // Its lock's holder may renew the expired lease back to life before the taker reads it, by timing.
+    mayFail: ['lock.signal'],
     says: 'renew after expiry: expected an error with code LEASE_LOST',
     make: (store, { data }) =>
       withLeases(store, {

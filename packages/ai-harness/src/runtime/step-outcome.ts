@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import { fromJSONSchema } from 'zod'
 import type { LogRecord } from '../contract/types.js'
 import { Compensations, rollingBackError } from './compensation.js'
 import { type LoggedIntent, rollingBack, type StepIntentRecord } from './outcome-records.js'
@@ -44,12 +44,23 @@ export interface GuardedCall {
 }
 
 /** What a person answers when `verify` cannot tell. */
-const VERIFY_ANSWER = z.object({
-  decision: z.enum(['done', 'run-again', 'fail']),
+interface VerifyAnswer {
+  decision: 'done' | 'run-again' | 'fail'
   /** With `done`: the value the step returns (JSON), as `fn` would have returned it. */
-  value: z.unknown().optional(),
+  value?: unknown
   /** With `fail`: why, for the tool and the model. */
-  reason: z.string().optional(),
+  reason?: string
+}
+
+// From JSON Schema, as answers are checked: the core bundles zod's fromJSONSchema only, not its whole API.
+const VERIFY_ANSWER = fromJSONSchema({
+  type: 'object',
+  properties: {
+    decision: { type: 'string', enum: ['done', 'run-again', 'fail'] },
+    value: {},
+    reason: { type: 'string' },
+  },
+  required: ['decision'],
 })
 
 /** The question a person gets for an unknown outcome: one per intent, so a second crash asks again. */
@@ -139,9 +150,7 @@ export class StepGuard {
       }
       if (verdict === 'not-done') return undefined
     }
-    const answer = (await call.ask({ name: question, message: evidence(name, key, intent), schema: VERIFY_ANSWER })) as z.infer<
-      typeof VERIFY_ANSWER
-    >
+    const answer = (await call.ask({ name: question, message: evidence(name, key, intent), schema: VERIFY_ANSWER })) as VerifyAnswer
     if (answer.decision === 'run-again') return undefined
     call.claimName(name)
     if (answer.decision === 'done') return { value: await call.logValue(name, answer.value) }

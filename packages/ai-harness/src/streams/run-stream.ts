@@ -59,6 +59,9 @@ export class RunStream implements HarnessStreamDurability {
    */
   #nextSeq: number | undefined = 1
   #closed = false
+  /** Stamped on every record this instance writes (`w`, one value per append call), so a read-back knows its own writes from equal ones. */
+  readonly #writer = crypto.randomUUID().slice(0, 18)
+  #writes = 0
 
   constructor(
     private readonly settings: StreamSettings,
@@ -221,10 +224,14 @@ export class RunStream implements HarnessStreamDurability {
   /**
    * One append at `seq`. A `LOG_CONFLICT` may be our own batch, sent twice by a retry inside
    * the store after its first reply was lost: read back, and when the log holds exactly
-   * these records there, it is ours and done (appending them again would store every chunk twice).
+   * these records there, with this call's write stamp, it is ours and done (appending them
+   * again would store every chunk twice).
    */
-  async #appendOnce(seq: number, records: LogRecord[]): Promise<void> {
+  async #appendOnce(seq: number, unstamped: LogRecord[]): Promise<void> {
     const { store } = this.settings
+    // Equal content is not proof: another producer may have appended the same chunks (a takeover replaying them).
+    const w = `${this.#writer}.${++this.#writes}`
+    const records = unstamped.map((record) => ({ ...record, w }))
     try {
       await store.append(this.#logId, seq, records)
     } catch (error) {

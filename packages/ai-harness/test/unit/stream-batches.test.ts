@@ -64,4 +64,14 @@ describe('an append whose first reply was lost', () => {
     expect(stored.map((e) => e.chunk)).toEqual([chunk(1), chunk(2), chunk(3), chunk(4)])
     expect(stored.slice(0, 3).map((e) => e.offset)).toEqual(offsets)
   })
+  it('is not mistaken for equal chunks another producer appended first: a takeover that appends them again stores them again', async () => {
+    const store = memoryStore()
+    const streams = harnessStreams({ store })
+    const first = await streams.durability({ runId: 'r' }).append([chunk(1), chunk(2)])
+    // A new producer guesses the first seq, meets the old producer's equal batch there, and must not take it as its own.
+    const again = await streams.durability({ runId: 'r' }).append([chunk(1), chunk(2)])
+    expect(again).not.toEqual(first)
+    const stored = await streams.durability({ runId: 'r' }).snapshot()
+    expect(stored.map((e) => e.offset)).toEqual([...first, ...again])
+  })
 })
