@@ -13,20 +13,10 @@ import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LIBRARIES } from '../tooling/test/libraries.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, '..')
-
-/** The published libraries, by folder. */
-const LIBRARIES = [
-  'packages/ai-harness',
-  'packages/ai-harness-memory',
-  'packages/ai-harness-postgres',
-  'packages/ai-harness-dynamodb',
-  'packages/ai-harness-s3',
-  'conformance',
-  'apps/inspector',
-]
 
 /** What the project installs from the registry beside the tarballs: the versions this repository tests with. */
 const REGISTRY_DEPENDENCIES = {

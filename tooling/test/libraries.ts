@@ -1,4 +1,4 @@
-/** The folders of the libraries this repository publishes: the tooling tests that hold each of them to a rule share this list. */
+/** The folders of the libraries this repository publishes: the tooling tests and the consumer test, which hold each of them to a rule, share this list. */
 export const LIBRARIES = [
   'packages/ai-harness',
   'packages/ai-harness-memory',

@@ -1,31 +1,15 @@
-import { context, SpanStatusCode, trace } from '@opentelemetry/api'
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { SpanStatusCode } from '@opentelemetry/api'
 import { toolDefinition } from '@tanstack/ai'
 import { defineHarness, durableTool } from '@tanstack/ai-harness'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { askHarness, faultWorld, gate, stepHarness, within } from '../support/faults.js'
 import { codeOf, drain } from '../support/harness.js'
+import { recordSpans } from '../support/spans.js'
 
 // Spans must end, and end with the right status: a park is no error, a failed model call is
 // no stop. Spans that never end leak in the SDK and never reach the exporter.
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-const contextManager = new AsyncLocalStorageContextManager()
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable())
-  trace.setGlobalTracerProvider(provider)
-})
-afterEach(() => exporter.reset())
-afterAll(async () => {
-  await provider.shutdown()
-  trace.disable()
-  context.disable()
-})
-
-const named = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name)
+const { named } = recordSpans()
 
 describe('the spans of a run that parks', () => {
   it('a call parked on a question ends its span without ERROR status, and the turn says parked', async () => {

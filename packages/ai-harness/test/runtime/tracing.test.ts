@@ -1,35 +1,19 @@
 import * as otel from '@opentelemetry/api'
-import { context, trace } from '@opentelemetry/api'
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { toolDefinition } from '@tanstack/ai'
 import { createWorker, defineHarness, durableTool, type Harness } from '@tanstack/ai-harness'
 import { memoryStore } from '@tanstack/ai-harness-memory'
-import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import { z } from 'zod'
 import type { OtelApi } from '../../src/runtime/tracing.js'
 import { batchModel, createWorld, drain, isStepNamed, TEST_LEASE_MS, recordsOf, runUntilCrash } from '../support/harness.js'
+import { recordSpans } from '../support/spans.js'
 
 // The runtime writes out the few parts of the API it uses (so its types need no OpenTelemetry): the real API must fit
 // them. Checked by the typecheck of this package.
 expectTypeOf(otel).toMatchTypeOf<OtelApi>()
 
-const exporter = new InMemorySpanExporter()
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-const contextManager = new AsyncLocalStorageContextManager()
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable())
-  trace.setGlobalTracerProvider(provider)
-})
-afterEach(() => exporter.reset())
-afterAll(async () => {
-  await provider.shutdown()
-  trace.disable()
-  context.disable()
-})
-
-const named = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name)
+const { exporter, named } = recordSpans()
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId
 const idOf = (span: ReadableSpan) => span.spanContext().spanId
 const traceOf = (span: ReadableSpan) => span.spanContext().traceId
