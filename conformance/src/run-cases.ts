@@ -295,6 +295,18 @@ async function runCaseOnce(options: ConformanceOptions, c: ConformanceCase, reso
     return { id: c.id, status: 'failed', error }
   }
   const { context, dispose, broken } = built
+  const result = await runBuilt(c, options, context, broken)
+  try {
+    await dispose()
+  } catch (error) {
+    // A failed case's own error says what went wrong; its cleanup failing after it (work of the case still going) must not hide it.
+    if (result.status === 'failed') return result
+    return { id: c.id, status: 'failed', error: new Error(`The case ended, but its cleanup failed: ${String((error as Error)?.message ?? error)}`, { cause: error }) }
+  }
+  return result
+}
+
+async function runBuilt(c: ConformanceCase, options: ConformanceOptions, context: CaseContext, broken: Error[]): Promise<CaseResult> {
   try {
     const gap = gapOf(c, options, context.store)
     if (gap && 'skip' in gap) return { id: c.id, status: 'skipped', reason: gap.skip }
@@ -304,8 +316,6 @@ async function runCaseOnce(options: ConformanceOptions, c: ConformanceCase, reso
     return { id: c.id, status: 'passed' }
   } catch (error) {
     return { id: c.id, status: 'failed', error: broken[0] ?? error }
-  } finally {
-    await dispose()
   }
 }
 

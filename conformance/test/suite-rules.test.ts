@@ -128,6 +128,19 @@ describe('declare or fail', () => {
     expect(results[0]).toMatchObject({ id: 'options', status: 'failed' })
   })
 
+  it('reports a case whose cleanup fails as failed, and a failed case with its own error, not the cleanup’s', async () => {
+    const cleanup = async () => {
+      throw new Error('ENOTEMPTY: a racer still writes')
+    }
+    const [passed] = await runConformanceCases({ ...optionsFor('cleanup fails', correct), cleanup }, { only: ['log.append.first-batch'] })
+    expect(passed).toMatchObject({ id: 'log.append.first-batch', status: 'failed' })
+    expect(messageOf(passed)).toContain('its cleanup failed: ENOTEMPTY')
+    const lost = (store: HarnessStore): HarnessStore => ({ ...store, append: async () => ({ nextSeq: 1 }) })
+    const [failed] = await runConformanceCases({ ...optionsFor('loses appends', lost), cleanup }, { only: ['log.append.first-batch'] })
+    expect(failed).toMatchObject({ id: 'log.append.first-batch', status: 'failed' })
+    expect(messageOf(failed)).not.toContain('ENOTEMPTY')
+  })
+
   it('fails the dump cases when a store gives no dump and does not declare it', async () => {
     const results = await runConformanceCases({ ...optionsFor('no dump', correct), dump: undefined }, { only: idsRequiring('dump') })
     expect(failedIds(results)).toEqual(idsRequiring('dump'))

@@ -172,6 +172,23 @@ const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
       ],
     },
   },
+  {
+    // Found by the soak: a cancel and a delete at the same instant. The cancel's open (create or resume) went on while
+    // the delete ran, and made the session again after it; the client now deletes only once its own opens are done.
+    name: 'a cancel and a delete of one session at the same instant leave it deleted',
+    seed: 27369,
+    plan: {
+      hosts: 3,
+      skews: [8, 91, 170],
+      faults: { fail: 0.01, loseReply: 0.03, hang: 0, crash: 0.01, maxDelayMs: 2 },
+      faultsForMs: 19_536,
+      renewalOutage: null,
+      sessions: [
+        { id: 's1', workload: 'timeout', at: 2_972, host: 2, cancelAt: 5_776, deleteAt: 5_776 },
+        { id: 's2', workload: 'retry-long', at: 4_316, host: 0 },
+      ],
+    },
+  },
 ]
 
 describe('regression worlds', () => {

@@ -19,7 +19,8 @@ export function fileStoreOptions(name: string, factory: URL, overrides: Partial<
     name,
     createStore: ({ namespace, clock }) => fileStore({ dir: dirOf(namespace), clock, ...overrides }),
     dump: async ({ namespace }) => fileStore({ dir: dirOf(namespace) }).dump(),
-    cleanup: async ({ namespace }) => rmSync(dirOf(namespace), { recursive: true, force: true }),
+    // Retried: after a failed case, racer processes may still be finishing a write in the folder.
+    cleanup: async ({ namespace }) => rmSync(dirOf(namespace), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
     processes: { module: factory },
     // Declared, as a store written from the READMEs would: nothing of a file store proves a holder dead.
     skip: { orphans: 'a file store cannot tell a dead holder from a slow one: its leases end by expiry or release' },

@@ -2,7 +2,11 @@
  * A store written from the READMEs alone, with nothing but `@tanstack/ai-harness/store`:
  * a folder per namespace (a file of JSON lines per log, one file for leases and wakeups), read and written with synchronous `fs` calls, as a store
  * on a synchronous driver (SQLite, LMDB) would be. Several processes share the file, so
- * the suite can race it for real; a lock directory makes each change a transaction.
+ * the suite can race it for real; a lock directory makes each change a transaction. Its
+ * waits (for that lock, for a slow disk) are timers, never a blocked thread: a store call
+ * that blocks its process for long starves the process's other work (Node runs timers
+ * that fall due meanwhile before it reads any socket, so a racer whose lock waiters keep
+ * retrying never read the suite's next call).
  */
 import { createHash } from 'node:crypto'
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
@@ -74,8 +78,11 @@ export const FILE_STORE_LIMITS: StoreLimits = {
   maxLogIdBytes: DEFAULT_MAX_LOG_ID_BYTES,
 }
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const pause = new Int32Array(new SharedArrayBuffer(4))
 const sleepSync = (ms: number) => void Atomics.wait(pause, 0, 0, ms)
+/** How long a change waits for the lock directory before it gives up (a holder that died leaves it behind). */
+const LOCK_WAIT_MS = 20_000
 
 export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): string } {
   const limits: StoreLimits = { ...FILE_STORE_LIMITS, ...options.limits }
@@ -125,29 +132,42 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
       .slice(0, limit)
   }
 
-  /** One transaction: lock, read, change, write, unlock, all synchronous. Throwing writes nothing. */
-  function locked<T>(fn: () => T): T {
+  /** One transaction: lock, read, change, write, unlock. Throwing writes nothing. */
+  async function locked<T>(fn: () => T | Promise<T>): Promise<T> {
     if (options.lock !== false) {
-      for (let tries = 0; ; tries++) {
+      const started = Date.now()
+      for (;;) {
         try {
           mkdirSync(lockDir)
           break
         } catch (error) {
-          if ((error as { code?: string }).code !== 'EEXIST' || tries > 20_000) throw error
-          sleepSync(1)
+          if ((error as { code?: string }).code !== 'EEXIST' || Date.now() - started > LOCK_WAIT_MS) throw error
+          await sleep(1)
         }
       }
     }
     try {
-      return fn()
+      return await fn()
     } finally {
       if (options.lock !== false) rmdirSync(lockDir)
     }
   }
-  const changeMeta = <T>(fn: (meta: Meta) => T): T =>
-    locked(() => {
+  /**
+   * The slow disk, between a read and its write. Locked, a timer; unlocked, a blocked
+   * thread, so that two changes of one process never interleave (that store lacks only a
+   * transaction across processes).
+   */
+  const slowDisk = (): Promise<void> | undefined => {
+    if (!options.writeDelayMs) return undefined
+    if (options.lock !== false) return sleep(options.writeDelayMs)
+    sleepSync(options.writeDelayMs)
+    return undefined
+  }
+  const changeMeta = <T>(fn: (meta: Meta) => T): Promise<T> =>
+    locked(async () => {
       const meta = loadMeta()
-      if (options.writeDelayMs) sleepSync(options.writeDelayMs)
+      const slow = slowDisk()
+      if (slow) await slow
       const result = fn(meta)
       saveMeta(meta)
       return result
@@ -172,7 +192,7 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
     async append(logId: string, expectedSeq: number, records: readonly LogRecord[], appendOptions?: AppendOptions) {
       const batch = prepareAppend(logId, expectedSeq, records, limits, appendOptions)
       if (batch.json.length === 0) return { nextSeq: expectedSeq }
-      return locked(() => {
+      return locked(async () => {
         const lease = appendOptions?.lease
         if (lease) {
           const current = loadMeta().leases.get(logId)
@@ -181,7 +201,8 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
           }
         }
         const head = headOf(logId)
-        if (options.writeDelayMs) sleepSync(options.writeDelayMs)
+        const slow = slowDisk()
+        if (slow) await slow
         if (head.lines + 1 !== expectedSeq) throw new LogConflictError(logId, expectedSeq, head.lines + 1)
         const file = logFile(logId)
         const text = batch.json.map((line) => `${line}\n`).join('')
@@ -219,7 +240,7 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
     },
     async delete(logId: string) {
       assertLogId(logId, limits)
-      locked(() => {
+      await locked(() => {
         rmSync(`${logFile(logId)}.head`, { force: true })
         rmSync(logFile(logId), { force: true })
         const meta = loadMeta()
@@ -262,7 +283,7 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
         })
       },
       async release(lease: Lease): Promise<void> {
-        changeMeta((db) => {
+        await changeMeta((db) => {
           const current = db.leases.get(lease.logId)
           if (!(current?.held && current.owner === lease.owner && current.fence === lease.fence)) {
             throw new LeaseLostError(lease.logId, 'is no longer held by this owner, so it was not released')
@@ -275,11 +296,11 @@ export function fileStore(options: FileStoreOptions): HarnessStore & { dump(): s
       async schedule(logId: string, at: number) {
         assertLogId(logId, limits)
         checkTime(at, 'A wakeup time')
-        changeMeta((db) => void db.wakeups.set(logId, at))
+        await changeMeta((db) => void db.wakeups.set(logId, at))
       },
       async cancel(logId: string) {
         assertLogId(logId, limits)
-        changeMeta((db) => void db.wakeups.delete(logId))
+        await changeMeta((db) => void db.wakeups.delete(logId))
       },
       async due(limit: number) {
         return dueOf(loadMeta(), clock.now(), limit)

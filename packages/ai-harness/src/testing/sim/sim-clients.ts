@@ -20,6 +20,8 @@ export interface SimSessionState {
   /** The reader came to the stream's end (it is closed). */
   readToEnd: boolean
   sending: boolean
+  /** Opens of this client in flight other than the send's (a cancel's): each creates the session if it has no log. */
+  opening: number
   deleteRequested: boolean
   deleted: boolean
   object: Session | undefined
@@ -51,6 +53,7 @@ export class SimClients {
       read: [],
       readToEnd: false,
       sending: false,
+      opening: 0,
       deleteRequested: false,
       deleted: false,
       object: undefined,
@@ -151,6 +154,7 @@ export class SimClients {
     if (s.deleteRequested) return
     const machine = this.#machine()
     let session: Session | undefined
+    s.opening++
     try {
       session = await machine.host.open({ sessionId: s.plan.id, harness: 'sim', secrets: { api: SIM_SECRET } })
       await session.cancel('cancelled by the simulated client')
@@ -158,13 +162,14 @@ export class SimClients {
       this.#refused('cancel', error)
     } finally {
       await session?.close().catch((error: unknown) => this.#refused('close', error))
+      s.opening--
     }
   }
 
   async #delete(s: SimSessionState): Promise<void> {
     if (s.deleted) return
-    // Not while this client's own send runs: that open could make the session again, as the client asked.
-    if (s.sending) {
+    // Not while this client's own send or cancel runs: that open could make the session again, as the client asked.
+    if (s.sending || s.opening > 0) {
       this.shared.time.at(500, () => void this.#delete(s))
       return
     }
