@@ -301,7 +301,11 @@ async function runCaseOnce(options: ConformanceOptions, c: ConformanceCase, reso
   } catch (error) {
     // A failed case's own error says what went wrong; its cleanup failing after it (work of the case still going) must not hide it.
     if (result.status === 'failed') return result
-    return { id: c.id, status: 'failed', error: new Error(`The case ended, but its cleanup failed: ${String((error as Error)?.message ?? error)}`, { cause: error }) }
+    return {
+      id: c.id,
+      status: 'failed',
+      error: new Error(`The case ended, but its cleanup failed: ${String((error as Error)?.message ?? error)}`, { cause: error }),
+    }
   }
   return result
 }
