@@ -12,14 +12,16 @@ export {
   readAndFold,
   questionId,
   approvalId,
-  openWaits,
   type SessionState,
+  type SessionFold,
+  type CallView,
   type StoredStep,
   type ApprovalState,
   type OpenWaits,
   type OpenQuestion,
   type OpenApproval,
 } from './runtime/session-fold.js'
+export { openWaits } from './runtime/open-waits.js'
 export { childSessionId, type AgentTool } from './runtime/agent-tool.js'
 export type { JsonObject, JsonPrimitive, JsonValue, IsJson } from './json/json-types.js'
 export { findNonJson, jsonCopy, jsonBytes, jsonEqual, utf8Length, childPath, type NonJsonFinding } from './json/check-json.js'

@@ -8,7 +8,7 @@ import { openSession } from './live-session.js'
 import type { Session } from './session.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
 import { SessionSecrets } from '../secrets/session-secrets.js'
-import { applyEntry, OPEN_PAGE, readAndFold, type SessionState } from './session-fold.js'
+import { applyEntry, OPEN_PAGE, readAndFold, type SessionFold, type SessionState } from './session-fold.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
 import type { RuntimeTimings } from './timings.js'
 
@@ -122,7 +122,7 @@ function assertMadeBy(sessionId: string, state: SessionState, harness: Harness):
 }
 
 /** Folds what landed after `state` was read (between the read and the lease). */
-async function catchUp(store: GuardedStore, sessionId: string, state: SessionState): Promise<void> {
+async function catchUp(store: GuardedStore, sessionId: string, state: SessionFold): Promise<void> {
   await forEachPage(
     store,
     sessionId,

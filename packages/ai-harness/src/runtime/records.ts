@@ -1,7 +1,16 @@
 import type { JsonObject, JsonValue } from '../json/json-types.js'
+import type { ApprovalDecidedRecord, ApprovalRequestedRecord } from './approval-records.js'
+import type { AnswerRecord, AnswerRejectedRecord, AskRecord } from './ask-records.js'
 import type { RollbackRecord, StepIntentRecord } from './outcome-records.js'
+import type { SleepRecord } from './sleep-records.js'
+import type { StepFailedRecord, StepRecord, StepStartedRecord } from './step-records.js'
 
+// A feature's records live in its own module, beside their fold cases.
+export type { ApprovalDecidedRecord, ApprovalRequestedRecord } from './approval-records.js'
+export type { AnswerRecord, AnswerRejectedRecord, AskRecord } from './ask-records.js'
 export type { RollbackRecord, StepIntentRecord } from './outcome-records.js'
+export type { SleepRecord } from './sleep-records.js'
+export type { StepFailedRecord, StepRecord, StepStartedRecord } from './step-records.js'
 
 /**
  * The records the harness writes to a session log. Every type begins with
@@ -88,116 +97,6 @@ export interface AssistantRecord extends JsonObject {
   turnId: string
   text: string
   toolCalls: LoggedToolCall[]
-}
-
-/** A finished step of a tool call. `value` is absent for a step that returned nothing. */
-export interface StepRecord extends JsonObject {
-  type: 'harness.step'
-  toolCallId: string
-  name: string
-}
-
-/**
- * An attempt of a `step.do` failed (its `fn` threw or timed out). The log keeps every
- * failed attempt, so after a crash the attempts go on from the count here, and a step
- * whose failure was `final` stays failed: a later run throws the same error without
- * calling `fn`. A failure that is not final has `retryAt`, when the next attempt is due
- * (a field that is absent on a final failure).
- */
-export interface StepFailedRecord extends JsonObject {
-  type: 'harness.step.failed'
-  toolCallId: string
-  name: string
-  /** 1 for the first attempt. */
-  attempt: number
-  /** What the attempt threw (its name and message), with the session's secrets replaced. */
-  error: string
-  /** True when the attempt timed out (the step's `timeoutMs`). */
-  timedOut: boolean
-  /** True when no attempt follows: the attempts ran out, or the error was final. */
-  final: boolean
-  at: number
-}
-
-/**
- * An attempt of a `step.do` with retries (`attempts` > 1) begins: logged before its fn
- * runs, so an attempt cut by a crash still counts against the budget. A later run goes on
- * with the next attempt, and a step whose last attempt was cut fails for good. A step
- * without retries logs no start (it costs one write).
- */
-export interface StepStartedRecord extends JsonObject {
-  type: 'harness.step.started'
-  toolCallId: string
-  name: string
-  /** 1 for the first attempt. */
-  attempt: number
-  at: number
-}
-
-/** A durable sleep began: the wake time is kept across crashes. */
-export interface SleepRecord extends JsonObject {
-  type: 'harness.sleep'
-  toolCallId: string
-  name: string
-  wakeAt: number
-}
-
-/** A question for a person, with the JSON Schema its answer must match. */
-export interface AskRecord extends JsonObject {
-  type: 'harness.ask'
-  toolCallId: string
-  name: string
-  message: string
-  schema: JsonObject
-}
-
-/** The answer to a question, validated against its schema. */
-export interface AnswerRecord extends JsonObject {
-  type: 'harness.answer'
-  toolCallId: string
-  name: string
-  answer: JsonValue
-  at: number
-}
-
-/**
- * A logged answer failed the tool's own schema (a check the JSON Schema cannot express,
- * such as a zod `.refine`). The question is open again: the next answer is taken.
- */
-export interface AnswerRejectedRecord extends JsonObject {
-  type: 'harness.answer.rejected'
-  toolCallId: string
-  name: string
-  /** Why the tool's schema refused the answer, with the session's secrets removed. */
-  reason: string
-  at: number
-}
-
-/**
- * A call of a tool with `needsApproval` waits for a person to approve or deny it. It is
- * logged with the assistant message that made the call (or before the call would run),
- * so after a crash the call still waits: it is neither run nor cut. The approval's id on
- * the stream is TanStack AI's: `approval_${toolCallId}`.
- */
-export interface ApprovalRequestedRecord extends JsonObject {
-  type: 'harness.approval.requested'
-  toolCallId: string
-  toolName: string
-  at: number
-}
-
-/**
- * A person's decision on an approval (`host.approve`). Approved, the call runs; denied,
- * the model gets TanStack AI's denial result (`{ error: 'User declined tool execution' }`)
- * and the tool does not run. A call takes one decision.
- *
- * `reason` (absent when none was given) is the person's note, free of the session's secrets.
- */
-export interface ApprovalDecidedRecord extends JsonObject {
-  type: 'harness.approval.decided'
-  toolCallId: string
-  approved: boolean
-  at: number
 }
 
 /**

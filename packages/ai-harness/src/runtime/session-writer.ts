@@ -2,7 +2,7 @@ import { HarnessError, isHarnessError, LogConflictError } from '../contract/erro
 import { readAll } from '../contract/read-all.js'
 import type { HarnessStore, Lease, LogEntry, LogRecord } from '../contract/types.js'
 import { jsonEqual } from '../json/check-json.js'
-import { applyEntry, type SessionState } from './session-fold.js'
+import { applyEntry, type SessionFold, type SessionState } from './session-fold.js'
 import { isOutcomeUnknown } from './store-boundary.js'
 
 /** A batch whose append failed in a way that leaves its outcome unknown: it may have landed at `seq`, or may still. */
@@ -21,7 +21,7 @@ class WriterCore {
   constructor(
     readonly store: HarnessStore,
     readonly sessionId: string,
-    readonly state: SessionState,
+    readonly state: SessionFold,
     readonly lease: () => Lease | undefined,
     readonly onStop: (error: HarnessError) => void,
   ) {}
@@ -56,7 +56,7 @@ export class SessionWriter {
   constructor(
     store: HarnessStore,
     sessionId: string,
-    state: SessionState,
+    state: SessionFold,
     options: {
       /** The session's lease, passed with every append. */
       lease?: () => Lease | undefined
@@ -215,7 +215,7 @@ export class SessionWriter {
   /** Folds a stored batch; a copy of each record unless the runtime owns them (a caller could change them later). */
   #fold(seq: number, records: LogRecord[], owned = false): void {
     records.forEach((record, i) => {
-      applyEntry(this.state, { seq: seq + i, record: owned ? record : (JSON.parse(JSON.stringify(record)) as LogRecord) })
+      applyEntry(this.#core.state, { seq: seq + i, record: owned ? record : (JSON.parse(JSON.stringify(record)) as LogRecord) })
     })
   }
 

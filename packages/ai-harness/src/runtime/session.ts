@@ -3,7 +3,7 @@ import type { Clock, Lease, LogEntry } from '../contract/types.js'
 import type { SessionSecrets } from '../secrets/session-secrets.js'
 import type { Harness } from './harness.js'
 import type { LoggedMessage, ParkedRecord } from './records.js'
-import type { SessionState } from './session-fold.js'
+import type { SessionFold } from './session-fold.js'
 import type { GuardedStore } from './store-boundary.js'
 import type { RuntimeTimings } from './timings.js'
 
@@ -50,7 +50,8 @@ export interface SessionArgs {
   store: GuardedStore
   harness: Harness
   sessionId: string
-  state: SessionState
+  /** The folded log: this session's writer folds each append into it. */
+  state: SessionFold
   /** The session's secrets (given, listed, and read before), checked before the lease was taken. */
   sessionSecrets: SessionSecrets
   secrets: Record<string, string>

@@ -1,0 +1,76 @@
+import type { JsonValue } from '../json/json-types.js'
+import type { ApprovalJournal } from './approval-records.js'
+import type { AskJournal } from './ask-records.js'
+import type { LoggedToolCall, ParkedRecord, ToolResultRecord } from './records.js'
+import { forgetSleeps, type SleepJournal } from './sleep-records.js'
+import { forgetSteps, type StepJournal } from './step-records.js'
+
+/**
+ * One tool call's journal: everything the log says about it, folded in one place. Each
+ * feature owns its part (`StepJournal` in step-records.ts, `SleepJournal`, `AskJournal`,
+ * `ApprovalJournal`) and the fold cases that write it; this module holds what every call
+ * has (the call, its wait, its result) and what settling a call does.
+ */
+export interface CallState extends StepJournal, SleepJournal, AskJournal, ApprovalJournal {
+  readonly id: string
+  /** The call as the model made it (`harness.assistant`), with its turn; undefined for an id only other records named. */
+  call: TurnCall | undefined
+  /** The call waits on purpose (`harness.parked`); cleared when it settles or its turn ends. */
+  parked: ParkedRecord | undefined
+  /** The call had not started when its batch parked; cleared when it settles or its turn ends. */
+  notStarted: boolean
+  /** Its logged result (`harness.tool.result`), once settled. */
+  result: ToolResultRecord | undefined
+  /** Its turn ended without a result: the fold closed it with a synthetic tool message. */
+  closed: boolean
+}
+
+/** A tool call as the model made it, with the turn that made it. */
+export type TurnCall = LoggedToolCall & { turnId: string }
+
+/** Maps of a journal as readers outside the fold see them: nothing to set or delete. */
+type ReadonlyPart<T> = T extends Map<infer K, infer V> ? ReadonlyMap<K, Readonly<V>> : T extends object ? Readonly<T> : T
+
+/** A call's journal as everything outside the fold reads it. */
+export type CallView = { readonly [K in keyof CallState]: ReadonlyPart<CallState[K]> }
+
+export function newCall(id: string): CallState {
+  return {
+    id,
+    call: undefined,
+    steps: undefined,
+    failures: undefined,
+    starts: undefined,
+    sleeps: undefined,
+    questions: undefined,
+    approval: undefined,
+    parked: undefined,
+    notStarted: false,
+    result: undefined,
+    closed: false,
+  }
+}
+
+/**
+ * The call settled. It never reads its steps, sleeps or wait again (its logged result
+ * answers), so they are dropped: memory stays flat over long sessions. Its call, questions
+ * and approval stay: the session's views list them.
+ */
+export function settleCall(call: CallState, result: ToolResultRecord): void {
+  call.result = result
+  forgetSteps(call)
+  forgetSleeps(call)
+  call.parked = undefined
+  call.notStarted = false
+}
+
+/** The call's park is over because its turn ended. */
+export function endWait(call: CallState): void {
+  call.parked = undefined
+  call.notStarted = false
+}
+
+/** The text the model reads for a logged tool result (as `chat()` builds it). */
+export function toolMessageContent(result: JsonValue): string {
+  return typeof result === 'string' ? result : JSON.stringify(result)
+}
