@@ -42,7 +42,7 @@ export async function runAgentCall(
 ): Promise<unknown> {
   const { session, toolCallId } = call
   const childId = childSessionId(session.sessionId, toolCallId)
-  const parkedOnChild = session.state.parked.get(toolCallId)?.reason === 'agent'
+  const parkedOnChild = session.state.calls.get(toolCallId)?.parked?.reason === 'agent'
   if (parkedOnChild) {
     // The call waited on its child, so the child's log exists, unless it was deleted: then
     // opening it would bring a deleted session back. Nobody knows what it did.

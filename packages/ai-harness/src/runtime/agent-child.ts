@@ -7,7 +7,7 @@ import { parkedCall, readAndFold, type SessionState, unsettledCalls } from './se
  * Where the child session of an agent-tool call stands, read from its log:
  *
  * - `new`: no turn was logged, so nothing of it ran; a new call starts it (a call a crash
- *   cut gets the tool error all the same: see `cutAtResume` in session-fold.ts).
+ *   cut gets the tool error all the same: see `cutAtResume` in replay-rules.ts).
  * - `finished`: its turn finished; the call takes its answer.
  * - `ended`: its turn was cancelled (a cut call, or a person): it gave no answer.
  * - `waiting`: it waits for a person (a question in its open turn, answered or not,
@@ -29,9 +29,9 @@ export async function waitsForPerson(store: HarnessStore, harness: Harness, sess
   const open = state.openTurn
   if (!open) return false
   if (parkedCall(state)) return true
-  for (const question of state.questions.values()) {
-    const call = question.ask.toolCallId
-    if (open.callIds.includes(call) && !state.results.has(call)) return true
+  for (const id of open.callIds) {
+    const call = state.calls.get(id)
+    if (call?.questions?.size && !call.result) return true
   }
   for (const call of unsettledCalls(state)) {
     const agent = agentMetaOf(harness.toolNamed(call.name))

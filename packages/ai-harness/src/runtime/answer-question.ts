@@ -37,8 +37,8 @@ export async function answerQuestion(
       if (!bad && jsonEqual(question.answer.answer, jsonCopy(answer) as JsonValue)) return undefined
       throw new HarnessError('ALREADY_ANSWERED', `Question ${JSON.stringify(id)} is answered already; a question takes one answer.`)
     }
-    const turnId = state.toolCalls.get(question.ask.toolCallId)?.turnId
-    if (!state.openTurn || state.openTurn.turnId !== turnId || state.results.has(question.ask.toolCallId)) {
+    const call = state.calls.get(question.ask.toolCallId)
+    if (!state.openTurn || state.openTurn.turnId !== call?.call?.turnId || call.result) {
       throw new HarnessError(
         'QUESTION_NOT_FOUND',
         `Question ${JSON.stringify(id)} belongs to a turn that has ended (finished or cancelled); nobody waits for its answer.`,

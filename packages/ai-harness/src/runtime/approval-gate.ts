@@ -30,7 +30,7 @@ export async function approvalGate(
   toolCallId: string,
   span: HarnessSpan,
 ): Promise<boolean> {
-  const approval = session.state.approvals.get(toolCallId)
+  const approval = session.state.calls.get(toolCallId)?.approval
   if (approval?.decision) return approval.decision.approved
   try {
     if (!approval) {

@@ -33,7 +33,8 @@ export async function approveCall(store: GuardedStore, clock: Clock, rules: Pers
   if (reason !== undefined && (typeof reason !== 'string' || !isWellFormedText(reason)))
     throw new HarnessError('INVALID_ARGUMENT', 'approve takes reason as a string of well-formed Unicode, or no reason.')
   await logPersonInput(store, clock, sessionId, 'approving', async (state) => {
-    const approval = state.approvals.get(toolCallId)
+    const call = state.calls.get(toolCallId)
+    const approval = call?.approval
     if (!approval) {
       throw new HarnessError(
         'APPROVAL_NOT_FOUND',
@@ -48,8 +49,7 @@ export async function approveCall(store: GuardedStore, clock: Clock, rules: Pers
         `The call ${JSON.stringify(toolCallId)} was ${approval.decision.approved ? 'approved' : 'denied'} already; a call takes one decision.`,
       )
     }
-    const turnId = state.toolCalls.get(toolCallId)?.turnId
-    if (!state.openTurn || state.openTurn.turnId !== turnId || state.results.has(toolCallId)) {
+    if (!state.openTurn || state.openTurn.turnId !== call?.call?.turnId || call.result) {
       throw new HarnessError(
         'APPROVAL_NOT_FOUND',
         `The call ${JSON.stringify(toolCallId)} belongs to a turn that has ended (finished or cancelled); nobody waits for its approval.`,

@@ -75,7 +75,7 @@ export function foldAnswerRejected(call: AskJournal | undefined, rejected: Answe
 }
 
 /** Whether the call has a question that took an answer (its wait is over). */
-export function hasAnswer(call: Readonly<AskJournal> | undefined): boolean {
+export function hasAnswer(call: { readonly questions: ReadonlyMap<string, Readonly<QuestionState>> | undefined } | undefined): boolean {
   for (const question of call?.questions?.values() ?? []) if (question.answer) return true
   return false
 }

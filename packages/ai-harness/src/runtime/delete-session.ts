@@ -25,9 +25,9 @@ export async function deleteSessionTree(store: GuardedStore, harnesses: readonly
 function agentChildren(sessionId: string, state: SessionState, harnesses: readonly Harness[], limits: StoreLimits): string[] {
   const harness = harnesses.find((h) => h.name === state.harness)
   const ids: string[] = []
-  for (const [callId, call] of state.toolCalls) {
-    if (harness && !agentMetaOf(harness.toolNamed(call.name))) continue
-    ids.push(childSessionId(sessionId, callId))
+  for (const { id, call } of state.calls.values()) {
+    if (!call || (harness && !agentMetaOf(harness.toolNamed(call.name)))) continue
+    ids.push(childSessionId(sessionId, id))
   }
   return ids.filter((id) => {
     try {

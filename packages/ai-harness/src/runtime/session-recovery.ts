@@ -53,7 +53,7 @@ export async function* recoverTurn(
 /** Whether the parent's open turn still waits for the agent call that runs this child (read from the store). */
 async function parentWaits(runtime: SessionRuntime, parent: { sessionId: string; toolCallId: string }): Promise<boolean> {
   const state = await readAndFold(runtime.store, parent.sessionId)
-  return state.openTurn?.callIds.includes(parent.toolCallId) === true && !state.results.has(parent.toolCallId)
+  return state.openTurn?.callIds.includes(parent.toolCallId) === true && !state.calls.get(parent.toolCallId)?.result
 }
 
 /** Why the turn of a child whose parent's call ended without it was ended. */

@@ -1,4 +1,5 @@
 import { type Clock, WAITING_FOR_PERSON } from '../contract/types.js'
+import { hasAnswer } from './ask-records.js'
 import { inboxLogId } from './inbox-log.js'
 import type { ParkedRecord } from './records.js'
 import { openApprovalsOf, parkedCall, type SessionState } from './session-fold.js'
@@ -122,7 +123,7 @@ export class WakeupPolicy {
   }
 
   #answered(parked: ParkedRecord): boolean {
-    return [...this.state.questions.values()].some((q) => q.ask.toolCallId === parked.toolCallId && q.answer)
+    return hasAnswer(this.state.calls.get(parked.toolCallId))
   }
 
   async #wakeParent(): Promise<void> {
