@@ -64,10 +64,57 @@ export function settleCall(call: CallState, result: ToolResultRecord): void {
   call.notStarted = false
 }
 
-/** The call's park is over because its turn ended. */
-export function endWait(call: CallState): void {
-  call.parked = undefined
-  call.notStarted = false
+/** The journals of a session's calls, by call id, and what the fold keeps to update them without walking them all. */
+export class Journals {
+  readonly calls = new Map<string, CallState>()
+  /** Journals with a park or a not-started mark (or that had one and settled since): a turn's end clears them. */
+  readonly #waiting = new Set<CallState>()
+  /** Journals with a decided approval: a take-over counts a run for each. */
+  readonly #decided = new Set<CallState>()
+
+  /** The journal of a call, begun by the first record that names it. */
+  of(toolCallId: string): CallState {
+    let call = this.calls.get(toolCallId)
+    if (!call) {
+      call = newCall(toolCallId)
+      this.calls.set(toolCallId, call)
+    }
+    return call
+  }
+
+  /** The journal of a call, if a record named it. */
+  known(toolCallId: string): CallState | undefined {
+    return this.calls.get(toolCallId)
+  }
+
+  /** A call now waits (a park, a not-started mark). */
+  noteWait(call: CallState): void {
+    this.#waiting.add(call)
+  }
+
+  /** The calls that may wait, in the order they began to. */
+  waiting(): Iterable<CallState> {
+    return this.#waiting
+  }
+
+  /** The turn ended: no call of it waits any more. */
+  endWaits(): void {
+    for (const call of this.#waiting) {
+      call.parked = undefined
+      call.notStarted = false
+    }
+    this.#waiting.clear()
+  }
+
+  /** A call's approval took its decision. */
+  noteDecision(call: CallState): void {
+    this.#decided.add(call)
+  }
+
+  /** The calls whose approval has a decision. */
+  decided(): Iterable<CallState> {
+    return this.#decided
+  }
 }
 
 /** The text the model reads for a logged tool result (as `chat()` builds it). */

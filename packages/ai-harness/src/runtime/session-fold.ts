@@ -2,7 +2,7 @@ import { forEachPage } from '../contract/read-all.js'
 import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
 import { foldApprovalDecided, foldApprovalRequested, foldTakeOver } from './approval-records.js'
 import { foldAnswer, foldAnswerRejected, foldAsk } from './ask-records.js'
-import { endWait, settleCall, toolMessageContent } from './call-state.js'
+import { type Journals, settleCall, toolMessageContent } from './call-state.js'
 import { applyOutcomeRecord, forgetCallOutcomes } from './outcome-records.js'
 import type {
   AssistantRecord,
@@ -15,7 +15,15 @@ import type {
   TurnResumedRecord,
   TurnStartedRecord,
 } from './records.js'
-import { emptyState, type FoldedMessage, type LoggedTrace, type OpenTurn, type SessionFold, type TurnInputRef } from './session-state.js'
+import {
+  emptyState,
+  type FoldedMessage,
+  journalsOf,
+  type LoggedTrace,
+  type OpenTurn,
+  type SessionFold,
+  type TurnInputRef,
+} from './session-state.js'
 import { foldSleep } from './sleep-records.js'
 import { foldStep, foldStepFailed, foldStepStarted } from './step-records.js'
 
@@ -83,11 +91,11 @@ const isFolded = (record: LogRecord): record is HarnessRecord => FOLDED_TYPES.ha
 /** Applies one log entry to the state. App record types change nothing but the next seq. */
 export function applyEntry(state: SessionFold, entry: LogEntry): void {
   state.nextSeq = entry.seq + 1
-  if (isFolded(entry.record)) foldRecord(state, entry.record)
+  if (isFolded(entry.record)) foldRecord(state, journalsOf(state), entry.record)
 }
 
 // long: one case per record type in one switch, so each type's fold reads beside the others and none is left out
-function foldRecord(state: SessionFold, record: HarnessRecord): void {
+function foldRecord(state: SessionFold, calls: Journals, record: HarnessRecord): void {
   switch (record.type) {
     case 'harness.session.opened':
       foldOpened(state, record)
@@ -96,57 +104,57 @@ function foldRecord(state: SessionFold, record: HarnessRecord): void {
       foldTurnStarted(state, record)
       break
     case 'harness.turn.resumed':
-      foldTurnResumed(state, record)
+      foldTurnResumed(state, calls, record)
       break
     case 'harness.assistant':
-      foldAssistant(state, record)
+      foldAssistant(state, calls, record)
       break
     case 'harness.turn.finished':
     case 'harness.turn.cancelled':
-      foldTurnEnded(state, record)
+      foldTurnEnded(state, calls, record)
       break
     case 'harness.secret.used':
       state.secretNames.add(String(record.name))
       break
     case 'harness.step':
-      foldStep(state.journal(record.toolCallId), record)
+      foldStep(calls.of(record.toolCallId), record)
       break
     case 'harness.step.failed':
-      foldStepFailed(state.journal(record.toolCallId), record)
+      foldStepFailed(calls.of(record.toolCallId), record)
       break
     case 'harness.step.started':
-      foldStepStarted(state.journal(record.toolCallId), record)
+      foldStepStarted(calls.of(record.toolCallId), record)
       break
     case 'harness.step.intent':
     case 'harness.rollback':
       applyOutcomeRecord(state.outcomes, record)
       break
     case 'harness.sleep':
-      foldSleep(state.journal(record.toolCallId), record)
+      foldSleep(calls.of(record.toolCallId), record)
       break
     case 'harness.ask':
-      foldAsk(state.journal(record.toolCallId), record)
+      foldAsk(calls.of(record.toolCallId), record)
       break
     case 'harness.answer':
-      foldAnswer(state.known(record.toolCallId), record)
+      foldAnswer(calls.known(record.toolCallId), record)
       break
     case 'harness.answer.rejected':
-      foldAnswerRejected(state.known(record.toolCallId), record)
+      foldAnswerRejected(calls.known(record.toolCallId), record)
       break
     case 'harness.approval.requested':
-      foldApprovalRequested(state.journal(record.toolCallId), record)
+      foldApprovalRequested(calls.of(record.toolCallId), record)
       break
     case 'harness.approval.decided': {
-      const call = state.known(record.toolCallId)
+      const call = calls.known(record.toolCallId)
       foldApprovalDecided(call, record)
-      if (call?.approval?.decision) state.noteDecision(call)
+      if (call?.approval?.decision) calls.noteDecision(call)
       break
     }
     case 'harness.parked':
-      foldParked(state, record)
+      foldParked(calls, record)
       break
     case 'harness.tool.result':
-      foldResult(state, record)
+      foldResult(state, calls, record)
       break
     default:
       unfolded(record)
@@ -182,16 +190,16 @@ function foldTurnStarted(state: SessionFold, record: TurnStartedRecord): void {
   for (const m of record.messages) state.messages.push({ ...m })
 }
 
-function foldTurnResumed(state: SessionFold, record: TurnResumedRecord): void {
+function foldTurnResumed(state: SessionFold, calls: Journals, record: TurnResumedRecord): void {
   const open = state.openTurn
   if (open) {
     if (open.turnId === record.turnId && typeof record.host === 'string') open.host = record.host
-    for (const id of open.callIds) if (!state.known(id)?.result) open.unsettledAtResume.add(id)
+    for (const id of open.callIds) if (!calls.known(id)?.result) open.unsettledAtResume.add(id)
   }
-  for (const call of state.decided()) foldTakeOver(call)
+  for (const call of calls.decided()) foldTakeOver(call)
 }
 
-function foldAssistant(state: SessionFold, record: AssistantRecord): void {
+function foldAssistant(state: SessionFold, calls: Journals, record: AssistantRecord): void {
   if (state.openTurn) {
     state.openTurn.lastAssistant = record
     for (const call of record.toolCalls) state.openTurn.callIds.push(call.id)
@@ -203,43 +211,43 @@ function foldAssistant(state: SessionFold, record: AssistantRecord): void {
       type: 'function' as const,
       function: { name: c.name, arguments: c.arguments },
     }))
-    for (const call of record.toolCalls) state.journal(call.id).call = { ...call, turnId: record.turnId }
+    for (const call of record.toolCalls) calls.of(call.id).call = { ...call, turnId: record.turnId }
   }
   state.messages.push(message)
 }
 
-function foldParked(state: SessionFold, record: ParkedRecord): void {
-  const call = state.journal(record.toolCallId)
+function foldParked(calls: Journals, record: ParkedRecord): void {
+  const call = calls.of(record.toolCallId)
   call.parked = record
-  state.noteWait(call)
+  calls.noteWait(call)
   // A batch that waits for approval has not started at all until it is acted on (see `settleCutCalls`);
   // after that its calls are like any others, so they are not marked here.
   if (record.reason === 'approval') return
   for (const id of record.notStarted) {
-    const later = state.journal(id)
+    const later = calls.of(id)
     later.notStarted = true
-    state.noteWait(later)
+    calls.noteWait(later)
   }
 }
 
-function foldResult(state: SessionFold, record: ToolResultRecord): void {
-  settleCall(state.journal(record.toolCallId), record)
+function foldResult(state: SessionFold, calls: Journals, record: ToolResultRecord): void {
+  settleCall(calls.of(record.toolCallId), record)
   forgetCallOutcomes(state.outcomes, record.toolCallId)
   state.messages.push({ role: 'tool', toolCallId: record.toolCallId, content: toolMessageContent(record.result) })
 }
 
-function foldTurnEnded(state: SessionFold, record: TurnFinishedRecord | TurnCancelledRecord): void {
+function foldTurnEnded(state: SessionFold, calls: Journals, record: TurnFinishedRecord | TurnCancelledRecord): void {
   // A call of an ended turn without a logged result must never look pending to chat(),
   // or the next turn would run it again.
   for (const id of state.openTurn?.callIds ?? []) {
-    const call = state.journal(id)
+    const call = calls.of(id)
     if (call.result || call.closed) continue
     call.closed = true
     state.messages.push({ role: 'tool', toolCallId: id, content: JSON.stringify({ error: 'This call ended without a recorded result.' }) })
   }
   state.openTurn = undefined
   state.lastTurnEnd = record.type === 'harness.turn.finished' ? 'finished' : 'cancelled'
-  for (const call of state.takeWaiting()) endWait(call)
+  calls.endWaits()
 }
 
 /** A logged trace context, or undefined for anything that is not one (a log written without tracing). */

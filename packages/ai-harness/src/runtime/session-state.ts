@@ -1,6 +1,6 @@
 import type { ApprovalState } from './approval-records.js'
 import { type QuestionState, questionId } from './ask-records.js'
-import { type CallState, type CallView, newCall, type TurnCall } from './call-state.js'
+import { type CallState, type CallView, Journals, type TurnCall } from './call-state.js'
 import { JournalMap, JournalSet } from './call-views.js'
 import { emptyOutcomeState, type OutcomeState } from './outcome-records.js'
 import type { AssistantRecord, ParkedRecord, SessionOpenedRecord, ToolResultRecord } from './records.js'
@@ -92,6 +92,12 @@ export interface SessionState {
   readonly closedCalls: ReadonlySet<string>
 }
 
+/** Set by `SessionFold`'s static block: the one way to its private journals. */
+let reachJournals: (state: SessionFold) => Journals
+
+/** The journals of a fold, for the fold alone (session-fold.ts): nothing else writes them. */
+export const journalsOf = (state: SessionFold): Journals => reachJournals(state)
+
 /**
  * The state the fold writes (`applyEntry`); hand it on as `SessionState`. The views are
  * own fields, as the maps they replace were, and `calls` is not: a walk of the state sees
@@ -109,11 +115,7 @@ export class SessionFold implements SessionState {
   parent: { sessionId: string; toolCallId: string } | null = null
   readonly secretNames = new Set<string>()
   readonly outcomes: OutcomeState = emptyOutcomeState()
-  readonly #calls = new Map<string, CallState>()
-  /** Journals with a park or a not-started mark: a turn's end clears them without walking every call. */
-  readonly #waiting = new Set<CallState>()
-  /** Journals with a decided approval: a take-over counts a run for each. */
-  readonly #decided = new Set<CallState>()
+  readonly #journals = new Journals()
 
   readonly steps = this.#perCall((c) => c.steps)
   readonly stepFailures = this.#perCall((c) => c.failures)
@@ -125,58 +127,28 @@ export class SessionFold implements SessionState {
   readonly approvals = this.#perCall((c) => c.approval)
   readonly parked = this.#perCall(
     (c) => c.parked,
-    () => this.#waiting,
+    () => this.#journals.waiting(),
   )
   readonly notStarted = this.#idsWhere(
     (c) => c.notStarted,
-    () => this.#waiting,
+    () => this.#journals.waiting(),
   )
   readonly closedCalls = this.#idsWhere((c) => c.closed)
 
+  static {
+    reachJournals = (state) => state.#journals
+  }
+
   get calls(): ReadonlyMap<string, CallView> {
-    return this.#calls
-  }
-
-  /** The journal of a call, begun by the first record that names it. */
-  journal(toolCallId: string): CallState {
-    let call = this.#calls.get(toolCallId)
-    if (!call) {
-      call = newCall(toolCallId)
-      this.#calls.set(toolCallId, call)
-    }
-    return call
-  }
-
-  /** The journal of a call, if a record named it. */
-  known(toolCallId: string): CallState | undefined {
-    return this.#calls.get(toolCallId)
-  }
-
-  /** A call now waits (a park, a not-started mark): `waiting` lists it until the fold clears it. */
-  noteWait(call: CallState): void {
-    this.#waiting.add(call)
-  }
-
-  /** The calls with a park or a not-started mark (and calls that had one and settled since), then forgets the list: the caller clears them. */
-  takeWaiting(): CallState[] {
-    const calls = [...this.#waiting]
-    this.#waiting.clear()
-    return calls
-  }
-
-  /** A call's approval took its decision. */
-  noteDecision(call: CallState): void {
-    this.#decided.add(call)
-  }
-
-  /** The calls whose approval has a decision. */
-  decided(): Iterable<CallState> {
-    return this.#decided
+    return this.#journals.calls
   }
 
   /** A view of one part of each journal; `among` narrows the walk to the journals that can have it. */
-  #perCall<V>(pick: (call: CallState) => V | undefined, among: () => Iterable<CallState> = () => this.#calls.values()): JournalMap<V> {
-    const calls = this.#calls
+  #perCall<V>(
+    pick: (call: CallState) => V | undefined,
+    among: () => Iterable<CallState> = () => this.#journals.calls.values(),
+  ): JournalMap<V> {
+    const calls = this.#journals.calls
     return new JournalMap(
       function* () {
         for (const call of among()) {
@@ -191,8 +163,8 @@ export class SessionFold implements SessionState {
     )
   }
 
-  #idsWhere(holds: (call: CallState) => boolean, among: () => Iterable<CallState> = () => this.#calls.values()): JournalSet {
-    const calls = this.#calls
+  #idsWhere(holds: (call: CallState) => boolean, among: () => Iterable<CallState> = () => this.#journals.calls.values()): JournalSet {
+    const calls = this.#journals.calls
     return new JournalSet(
       function* () {
         for (const call of among()) if (holds(call)) yield call.id
@@ -205,7 +177,7 @@ export class SessionFold implements SessionState {
   }
 
   #questionsView(): JournalMap<QuestionState> {
-    const calls = this.#calls
+    const calls = this.#journals.calls
     return new JournalMap(
       function* () {
         for (const [id, call] of calls) for (const [name, q] of call.questions ?? []) yield [questionId(id, name), q]

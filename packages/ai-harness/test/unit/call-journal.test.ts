@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { foldLog, type LogRecord } from '../../src/log.js'
+import { foldLog } from '../../src/log.js'
+import type { LogRecord } from '../../src/store/index.js'
 
 // One journal per tool call: everything the log says of a call is in `state.calls`, and
 // the per-call maps of the state are read-only views of the journals.
