@@ -34,7 +34,7 @@ type ReadonlyPart<T> = T extends Map<infer K, infer V> ? ReadonlyMap<K, Readonly
 /** A call's journal as everything outside the fold reads it. */
 export type CallView = { readonly [K in keyof CallState]: ReadonlyPart<CallState[K]> }
 
-export function newCall(id: string): CallState {
+function newCall(id: string): CallState {
   return {
     id,
     call: undefined,

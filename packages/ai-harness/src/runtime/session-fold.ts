@@ -4,6 +4,7 @@ import { foldApprovalDecided, foldApprovalRequested, foldTakeOver } from './appr
 import { foldAnswer, foldAnswerRejected, foldAsk } from './ask-records.js'
 import { type Journals, settleCall, toolMessageContent } from './call-state.js'
 import { applyOutcomeRecord, forgetCallOutcomes } from './outcome-records.js'
+import { HARNESS_RECORD_TYPES } from './record-types.js'
 import type {
   AssistantRecord,
   HarnessRecord,
@@ -35,6 +36,7 @@ import { foldStep, foldStepFailed, foldStepStarted } from './step-records.js'
  * outcome-records.ts). Nothing else writes the state.
  */
 
+// The fold's entry point: the state, its journals and the views of it, for the runtime's readers.
 export type { ApprovalState } from './approval-records.js'
 export { approvalId } from './approval-records.js'
 export { type QuestionState, questionId } from './ask-records.js'
@@ -60,32 +62,9 @@ export {
 } from './session-state.js'
 export type { StepFailures, StoredStep } from './step-records.js'
 
-/** Every record type the fold reads. A type added to `HarnessRecord` fails to compile until it is listed here and folded. */
-const FOLDED: { readonly [T in HarnessRecord['type']]: true } = {
-  'harness.session.opened': true,
-  'harness.turn.started': true,
-  'harness.turn.resumed': true,
-  'harness.turn.finished': true,
-  'harness.turn.cancelled': true,
-  'harness.assistant': true,
-  'harness.secret.used': true,
-  'harness.step': true,
-  'harness.step.failed': true,
-  'harness.step.started': true,
-  'harness.step.intent': true,
-  'harness.rollback': true,
-  'harness.sleep': true,
-  'harness.ask': true,
-  'harness.answer': true,
-  'harness.answer.rejected': true,
-  'harness.approval.requested': true,
-  'harness.approval.decided': true,
-  'harness.parked': true,
-  'harness.tool.result': true,
-}
-const FOLDED_TYPES: ReadonlySet<string> = new Set(Object.keys(FOLDED))
+const FOLDED_TYPES: ReadonlySet<string> = new Set(HARNESS_RECORD_TYPES)
 
-/** A record of a type the fold reads; an app's records (and types this runtime does not know) are not. */
+/** A record of a type the fold reads (every `HarnessRecord`); an app's records, and types this runtime does not know, are not. */
 const isFolded = (record: LogRecord): record is HarnessRecord => FOLDED_TYPES.has(record.type)
 
 /** Applies one log entry to the state. App record types change nothing but the next seq. */

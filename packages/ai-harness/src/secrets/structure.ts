@@ -1,5 +1,6 @@
 import { EventType } from '@tanstack/ai'
 import { HARNESS_EVENTS } from '../runtime/event-names.js'
+import { HARNESS_RECORD_TYPES } from '../runtime/record-types.js'
 import { type KeepStructure, SECRET_MARKER } from './secret-scanner.js'
 
 /**
@@ -81,25 +82,8 @@ export const LOGGED_CALL_STRUCTURE: KeepStructure = { keys: new Set(['id', 'name
  * in every log, so it is refused when the session opens.
  */
 export const FIXED_STRUCTURE: readonly string[] = [
-  // Record types and their fields.
-  'harness.session.opened',
-  'harness.turn.started',
-  'harness.turn.resumed',
-  'harness.turn.finished',
-  'harness.turn.cancelled',
-  'harness.assistant',
-  'harness.step',
-  'harness.sleep',
-  'harness.ask',
-  'harness.answer',
-  'harness.parked',
-  'harness.tool.result',
-  'harness.secret.used',
-  'harness.answer.rejected',
-  'harness.step.failed',
-  'harness.step.started',
-  'harness.approval.requested',
-  'harness.approval.decided',
+  // Record types (every one of `HarnessRecord`) and their fields.
+  ...HARNESS_RECORD_TYPES,
   'approved',
   'type',
   'harness',

@@ -5,6 +5,7 @@ import type { LogRecord } from '@tanstack/ai-harness/store'
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { HARNESS_RECORD_TYPES } from '../../src/runtime/record-types.js'
 import { FIXED_STRUCTURE } from '../../src/secrets/structure.js'
 import { codeOf, createWorld, drain, recordsOf } from '../support/harness.js'
 
@@ -236,5 +237,14 @@ describe('the words the harness writes as structure are all known, so an ambiguo
     const missing = [...structuralWords(records, chunks)].filter((word) => !FIXED_STRUCTURE.includes(word))
     expect(missing).toEqual([])
     expect(await codeOf(() => host.open({ sessionId: 'pub-5', secrets: { w: 'notStarted' } }))).toBe('SECRET_AMBIGUOUS')
+  })
+
+  it('counts every record type the harness writes as structure, so a secret equal to one is refused when the session opens', async () => {
+    expect(HARNESS_RECORD_TYPES.filter((type) => !FIXED_STRUCTURE.includes(type))).toEqual([])
+    const harness = defineHarness({ name: 'types', adapter: scriptedText(['Done.']), tools: [] })
+    const host = createWorld().start(harness, 'host-1').host
+    for (const type of ['harness.rollback', 'harness.step.intent']) {
+      expect(await codeOf(() => host.open({ sessionId: 'types-1', secrets: { w: type } })), type).toBe('SECRET_AMBIGUOUS')
+    }
   })
 })
