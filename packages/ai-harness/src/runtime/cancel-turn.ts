@@ -21,12 +21,16 @@ export async function cancelOpenTurn(runtime: SessionRuntime, store: HarnessStor
   await runtime.writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: runtime.clock.now(), reason: kept }])
 }
 
+/** Why the turn of a child whose parent's call ended without it was ended. */
+export const ORPHAN_REASON = 'The agent call that ran this session ended without waiting for it.'
+
 /**
  * Ends the open turns of the children of this turn's unsettled agent calls, before the
  * turn itself ends: a child must not run on (ask, act, take an answer) for a call that
  * no longer waits for it. Deepest first, so a crash halfway leaves the rest still open.
+ * `store` is where a child's log is looked up.
  */
-async function cancelChildren(runtime: SessionRuntime, store: HarnessStore): Promise<void> {
+export async function cancelChildren(runtime: SessionRuntime, store: HarnessStore): Promise<void> {
   const { state, harness, sessionId } = runtime
   for (const call of unsettledCalls(state)) {
     const agent = agentMetaOf(harness.toolNamed(call.name))
@@ -36,7 +40,7 @@ async function cancelChildren(runtime: SessionRuntime, store: HarnessStore): Pro
     if ((await store.read(childId, { after: 0, limit: 1 })).length === 0) continue
     const child = await runtime.openChild(agent.harness, childId, { sessionId, toolCallId: call.id })
     try {
-      if (child.needsRecovery) await child.cancel('The agent call that ran this session ended without waiting for it.')
+      if (child.needsRecovery) await child.cancel(ORPHAN_REASON)
     } finally {
       await child.close()
     }
