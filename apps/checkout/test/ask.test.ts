@@ -78,9 +78,10 @@ describe('--ask: the checkout asks the customer to confirm the amount', () => {
     const sessionId = hash.get('session')!
     const view = (await (await fetch(new URL(`/api/sessions/${encodeURIComponent(sessionId)}`, url), { headers: auth })).json()) as {
       status: string
+      parked: unknown
       questions: Array<{ questionId: string }>
     }
-    expect(view.status).toBe('waiting')
+    expect([view.status, view.parked]).toEqual(['parked', { reason: 'ask', until: null }])
     const answered = await fetch(new URL(`/api/sessions/${encodeURIComponent(sessionId)}/answer`, url), {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },

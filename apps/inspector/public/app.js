@@ -235,6 +235,10 @@
     $('earlier').hidden = shown.first <= 1
   }
 
+  /** What a parked turn waits for, by the reason the view gives. */
+  const WAITS_FOR = { ask: 'for an answer', approval: 'for an approval', sleep: 'in a sleep', agent: 'for a child agent' }
+  const wakeAt = (parked) => (parked.until === null ? '' : ` until ${new Date(parked.until).toISOString()}`)
+
   function renderHead(v) {
     shown.total = Math.max(shown.total, v.lastSeq)
     const cancel = el('button', { type: 'button', textContent: 'Cancel the open turn', disabled: v.status === 'idle' })
@@ -253,6 +257,9 @@
         {},
         v.sessionId,
         el('span', { className: `badge ${v.status}`, id: 'status', textContent: v.status }),
+        v.parked
+          ? el('span', { className: 'muted', id: 'parked' }, ` ${WAITS_FOR[v.parked.reason] ?? v.parked.reason}${wakeAt(v.parked)}`)
+          : null,
         el('span', { className: 'muted' }, `  harness ${v.harness ?? '?'}, ${v.turns} turn(s)`),
       ),
       ...v.questions.map(questionForm),

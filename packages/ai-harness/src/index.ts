@@ -25,7 +25,8 @@ export {
   type AfterToolCallHook,
 } from './runtime/harness.js'
 export { createHost, type Host, type HostOptions, type OpenOptions } from './runtime/host.js'
-export type { Session, SessionStatus, TurnInput } from './runtime/session.js'
+export type { Session, TurnInput } from './runtime/session.js'
+export type { SessionStatus } from './runtime/session-status.js'
 export { createWorker, type Worker, type WorkerOptions } from './runtime/worker.js'
 export { HARNESS_EVENTS } from './runtime/event-names.js'
 export { HarnessError, isHarnessError } from './contract/errors.js'

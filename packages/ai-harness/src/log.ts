@@ -22,6 +22,7 @@ export {
   type OpenApproval,
 } from './runtime/session-fold.js'
 export { openWaits } from './runtime/open-waits.js'
+export { statusOf, type LogStatus } from './runtime/session-status.js'
 export { childSessionId, type AgentTool } from './runtime/agent-tool.js'
 export type { JsonObject, JsonPrimitive, JsonValue, IsJson } from './json/json-types.js'
 export { findNonJson, jsonCopy, jsonBytes, jsonEqual, utf8Length, childPath, type NonJsonFinding } from './json/check-json.js'

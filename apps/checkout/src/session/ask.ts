@@ -1,6 +1,5 @@
 import { createHost, type HarnessStore } from '@tanstack/ai-harness'
-import { readAndFold } from '@tanstack/ai-harness/log'
-import { openQuestions } from '@tanstack/ai-harness/http'
+import { openWaits, readAndFold } from '@tanstack/ai-harness/log'
 import { startInspector } from '@tanstack/ai-harness-inspector'
 import { checkoutHarness } from '../agent/harness.js'
 import { ORDER_AMOUNT_EUR } from '../agent/tools.js'
@@ -40,7 +39,7 @@ export async function settleQuestions(store: HarnessStore, job: SessionJob, answ
     const state = await readAndFold(store, job.sessionId)
     if (!state.openTurn)
       throw new CliError(ExitCode.Failed, `The turn of session ${job.sessionId} was cancelled while it waited for the answer.`)
-    return openQuestions(state)
+    return openWaits(job.sessionId, state).questions
   }
   if (answer !== undefined) {
     for (const question of await open()) {

@@ -1,23 +1,24 @@
 import type { LogEntry } from '../contract/types.js'
-import type { JsonObject } from '../json/json-types.js'
 import type { Host } from '../runtime/host.js'
 import { harnessNamed } from '../runtime/person-input.js'
 import { openWaits } from '../runtime/open-waits.js'
-import { type OpenWaits, parkedCall, readAndFold, type SessionState } from '../runtime/session-fold.js'
+import type { ParkedRecord } from '../runtime/records.js'
+import {
+  type OpenQuestion as FoldedOpenQuestion,
+  parkedCall,
+  readAndFold,
+  type SessionState,
+} from '../runtime/session-fold.js'
+import { type LogStatus, statusOf } from '../runtime/session-status.js'
 import { numberParam } from './request-input.js'
 import { Refusal } from './responses.js'
 
-/** An open question of a session, as the question event showed it. */
-export interface OpenQuestion {
-  questionId: string
-  toolCallId: string
-  name: string
-  message: string
-  /** The JSON Schema an answer must match. */
-  schema: JsonObject
-  /** Why the last answer was refused by the tool, if one was. */
-  rejected: string | null
-}
+/**
+ * An open question of a session: the one type of `@tanstack/ai-harness/log`, which the
+ * session view's `questions` hold.
+ * @deprecated Import `OpenQuestion` from `@tanstack/ai-harness/log`.
+ */
+export type OpenQuestion = FoldedOpenQuestion
 
 /** A tool call waiting for approval, as the session view shows it. */
 export interface OpenApprovalView {
@@ -33,12 +34,14 @@ export interface OpenApprovalView {
 export interface SessionView {
   sessionId: string
   harness: string | null
-  /** `idle`: no open turn; `waiting`: parked on a person; `sleeping`: parked until a time; `open`: running, cut, or waiting for a child. */
-  status: 'idle' | 'waiting' | 'sleeping' | 'open'
+  /** What the log says the session is doing: `idle`, `cut` or `parked` (see `SessionStatus`; the log cannot tell a running turn from a cut one). */
+  status: LogStatus
+  /** Why the open turn waits, when it is `parked`: for an answer (`ask`), an approval, a wake time (`sleep`, with `until`) or a child agent; `null` otherwise. */
+  parked: { reason: ParkedRecord['reason']; until: number | null } | null
   turns: number
   /** The seq of the last record (seqs are dense from 1, so also how many records the log holds): pass it as `after` to the events stream. */
   lastSeq: number
-  questions: OpenQuestion[]
+  questions: FoldedOpenQuestion[]
   /** Tool calls of the open turn that wait for a person's approval (`POST …/approve`). */
   approvals: OpenApprovalView[]
   /** One page of the log: the records after `after`, at most `limit` of them. */
@@ -47,19 +50,13 @@ export interface SessionView {
   next: number | null
 }
 
-/** The questions of the open turn nobody has answered yet (as `openWaits` finds them), in the handler's shape. */
-export function openQuestions(state: SessionState): OpenQuestion[] {
-  return openWaits('', state).questions.map(questionView)
+/**
+ * The questions of the open turn nobody has answered yet.
+ * @deprecated Use `openWaits(sessionId, state).questions` from `@tanstack/ai-harness/log`: the same questions, of the same type.
+ */
+export function openQuestions(state: SessionState, sessionId = ''): FoldedOpenQuestion[] {
+  return openWaits(sessionId, state).questions
 }
-
-const questionView = ({ questionId, toolCallId, name, message, schema, rejected }: OpenWaits['questions'][number]): OpenQuestion => ({
-  questionId,
-  toolCallId,
-  name,
-  message,
-  schema,
-  rejected: rejected ?? null,
-})
 
 /**
  * The session's state, folded page by page from the whole log, and one page of its
@@ -74,24 +71,19 @@ export async function readSession(host: Host, sessionId: string, params: URLSear
   const lastSeq = Math.max(state.nextSeq - 1, entries.at(-1)?.seq ?? 0)
   const parked = parkedCall(state)
   const waits = openWaits(sessionId, state)
-  const questions = waits.questions.map(questionView)
+  const { questions } = waits
   const tools = (state.harness === undefined ? undefined : harnessNamed(host.harnesses, state.harness))?.tools ?? []
   const approvals = waits.approvals.map(({ toolCallId, toolName, input }) => {
     const description = tools.find((tool) => tool.name === toolName)?.description
     return { toolCallId, toolName, description: typeof description === 'string' ? description : null, input }
   })
-  const status: SessionView['status'] = !state.openTurn
-    ? 'idle'
-    : questions.length > 0 || approvals.length > 0
-      ? 'waiting'
-      : parked?.reason === 'sleep'
-        ? 'sleeping'
-        : 'open'
+  const status = statusOf(state)
   const end = entries.at(-1)?.seq ?? after
   return {
     sessionId,
     harness: state.harness ?? null,
     status,
+    parked: status === 'parked' && parked ? { reason: parked.reason, until: parked.until } : null,
     turns: state.turns,
     lastSeq,
     questions,

@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai'
-import { agentMetaOf, childSessionId } from './agent-tool.js'
+import { agentMetaOf } from './agent-tool.js'
+import { cancelChildren, ORPHAN_REASON } from './cancel-turn.js'
 import type { ToolResultRecord } from './records.js'
 import { cutAtResume, parkedCall, readAndFold, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -56,28 +57,13 @@ async function parentWaits(runtime: SessionRuntime, parent: { sessionId: string;
   return state.openTurn?.callIds.includes(parent.toolCallId) === true && !state.calls.get(parent.toolCallId)?.result
 }
 
-/** Why the turn of a child whose parent's call ended without it was ended. */
-const ORPHAN_REASON = 'The agent call that ran this session ended without waiting for it.'
-
 /**
  * Ends the open turn of a child whose parent no longer waits for it: its own agent
  * children first (deepest first, as a cancel does), so a crash halfway leaves the rest open.
  */
 async function endOrphanTurn(runtime: SessionRuntime, turnId: string): Promise<void> {
-  const { state, harness, store, sessionId, writer, clock } = runtime
-  for (const call of unsettledCalls(state)) {
-    const agent = agentMetaOf(harness.toolNamed(call.name))
-    if (!agent) continue
-    const childId = childSessionId(sessionId, call.id)
-    // A child that never wrote its log never ran: opening it would create it.
-    if ((await store.read(childId, { after: 0, limit: 1 })).length === 0) continue
-    const child = await runtime.openChild(agent.harness, childId, { sessionId, toolCallId: call.id })
-    try {
-      if (child.needsRecovery) await child.cancel(ORPHAN_REASON)
-    } finally {
-      await child.close()
-    }
-  }
+  const { store, writer, clock } = runtime
+  await cancelChildren(runtime, store)
   await writer.append([{ type: 'harness.turn.cancelled', turnId, at: clock.now(), reason: ORPHAN_REASON }])
 }
 

@@ -4,17 +4,12 @@ import type { SessionSecrets } from '../secrets/session-secrets.js'
 import type { Harness } from './harness.js'
 import type { LoggedMessage, ParkedRecord } from './records.js'
 import type { SessionFold } from './session-fold.js'
+import type { SessionStatus } from './session-status.js'
 import type { GuardedStore } from './store-boundary.js'
 import type { RuntimeTimings } from './timings.js'
 
 /** A prompt: text, or TanStack AI model messages. */
 export type TurnInput = string | LoggedMessage | LoggedMessage[]
-
-/**
- * What a session is doing, as far as this host knows. `deleted`: its log was deleted
- * while this host drove it; this object writes nothing more.
- */
-export type SessionStatus = 'idle' | 'running' | 'cut' | 'parked' | 'closed' | 'deleted'
 
 /** An open session: one host drives it until `close()`. */
 export interface Session {
@@ -22,6 +17,7 @@ export interface Session {
   readonly harness: Harness
   /** True when the session's last turn is open: cut by a crash, stopped for a deploy, or waiting. */
   readonly needsRecovery: boolean
+  /** What the session is doing, as this object knows it (see {@link SessionStatus}). */
   readonly status: SessionStatus
   /** Why the open turn waits (a long sleep, a question), if it does. */
   readonly parked: ParkedRecord | undefined

@@ -1,4 +1,3 @@
-import type { HarnessStore } from '../contract/types.js'
 import type { JsonObject } from '../json/json-types.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
 import type { LoggedTrace } from './session-fold.js'
@@ -9,7 +8,9 @@ import type { SessionRuntime } from './session-runtime.js'
  * optional peer: it is imported at first use, and when it is not installed every span
  * here is a no-op. With the API but no SDK registered, the API's own no-op tracer
  * records nothing. No attribute or status message holds a secret of the session: every
- * string passes the session's scanner first.
+ * string passes the session's scanner first. This module has the spans and the turn's
+ * span; the store's client spans are in `store-tracing.ts`, a worker's poll span in
+ * `worker-tracing.ts`.
  *
  * The types below are the few parts of the API the runtime uses, written out so that
  * the package's types do not need `@opentelemetry/api` installed.
@@ -281,95 +282,6 @@ export const ATTR = {
   workerId: 'harness.worker.id',
   claimed: 'harness.worker.claimed',
 } as const
-
-/**
- * The store as one session uses it, with a client span per `append` (its log, expected
- * seq and record count) and per `read` (its log, `after`, `limit` and the entries it
- * returned). Everything else passes through untouched.
- */
-export function traceStore(store: HarnessStore, session: { hostId: string; scanner: SecretScanner }): HarnessStore {
-  const { hostId, scanner } = session
-  const traced = <T>(name: string, attributes: () => Attributes, call: () => Promise<T>, after: (result: T) => Attributes): Promise<T> => {
-    const started = startSpan(name, () => ({ ...attributes(), [ATTR.hostId]: hostId }), { scanner, kind: 'client' })
-    // A span nobody records has nothing to note: the call runs as it is (once per step).
-    if (!(started instanceof Promise) && !started.records) {
-      try {
-        return started.run(call)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-    }
-    return inClientSpan(started, call, after)
-  }
-  const append: HarnessStore['append'] = (logId, expectedSeq, records, options) =>
-    traced(
-      'harness.store.append',
-      () => ({ [ATTR.sessionId]: logId, [ATTR.seq]: expectedSeq, [ATTR.records]: records.length }),
-      () => (options === undefined ? store.append(logId, expectedSeq, records) : store.append(logId, expectedSeq, records, options)),
-      () => ({}),
-    )
-  const read: HarnessStore['read'] = (logId, options) =>
-    traced(
-      'harness.store.read',
-      () => ({ [ATTR.sessionId]: logId, [ATTR.seq]: options?.after ?? 0, [ATTR.limit]: options?.limit }),
-      () => (options === undefined ? store.read(logId) : store.read(logId, options)),
-      (entries) => ({ [ATTR.records]: entries.length }),
-    )
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'append') return append
-      if (property === 'read') return read
-      const value = Reflect.get(target, property, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-}
-
-/** Runs a store call in its client span: the call's outcome on the span, then its end. */
-async function inClientSpan<T>(
-  started: HarnessSpan | Promise<HarnessSpan>,
-  call: () => Promise<T>,
-  after: (result: T) => Attributes,
-): Promise<T> {
-  const span = await started
-  try {
-    const result = await span.run(call)
-    span.set(after(result))
-    return result
-  } catch (error) {
-    span.fail(error)
-    throw error
-  } finally {
-    span.end()
-  }
-}
-
-/** What a worker's poll span says of the poll: wakeups claimed, and sessions resumed, busy, idle, failed. */
-export function pollAttributes(
-  claimed: number,
-  result: { resumed: string[]; busy: string[]; idle: string[]; failed: string[] },
-): Attributes {
-  return {
-    [ATTR.claimed]: claimed,
-    'harness.worker.resumed': result.resumed.length,
-    'harness.worker.busy': result.busy.length,
-    'harness.worker.idle': result.idle.length,
-    'harness.worker.failed': result.failed.length,
-  }
-}
-
-/** Runs one poll of a worker in a span (its id, how many wakeups it claimed and what became of them). */
-export async function tracePoll<T>(workerId: string, poll: (span: HarnessSpan) => Promise<T>): Promise<T> {
-  const span = await startSpan('harness.worker.poll', { [ATTR.workerId]: workerId })
-  try {
-    return await span.run(() => poll(span))
-  } catch (error) {
-    span.fail(error)
-    throw error
-  } finally {
-    span.end()
-  }
-}
 
 /** The span of a new turn, started before its `harness.turn.started` is logged, by session. */
 const newTurns = new WeakMap<SessionRuntime, { turnId: string; span: HarnessSpan }>()

@@ -8,7 +8,7 @@ import { LiveSession } from './live-session.js'
 import { WaitingSweep } from './waiting-sweep.js'
 import type { Session } from './session.js'
 import type { TimingOptions } from './timings.js'
-import { pollAttributes, tracePoll } from './tracing.js'
+import { pollAttributes, tracePoll } from './worker-tracing.js'
 
 /** Options of a worker; the timings (`leaseMs`, `storeTimeoutMs`, `stallAfterMs`, `stopTimeoutMs`) are those of `createHost`. */
 export interface WorkerOptions extends TimingOptions {

@@ -2,25 +2,15 @@ import type { StreamChunk, UpsertableStreamDurability } from '@tanstack/ai'
 import { HarnessError, isHarnessError } from '../contract/errors.js'
 import { forEachPage, readAll } from '../contract/read-all.js'
 import type { Clock, HarnessStore, LogRecord } from '../contract/types.js'
-import { jsonCopy, jsonEqual } from '../json/check-json.js'
-import type { JsonObject } from '../json/json-types.js'
+import { jsonEqual } from '../json/check-json.js'
 import type { StreamRedactor } from '../secrets/stream-redactor.js'
 import { batchesOf, chunkRecords } from './batches.js'
-import { refused } from './refusals.js'
-import { encodeOffset, FROM_NOW, FROM_START, isAfter, type Position, positionKey, positionOf } from './offsets.js'
+import { closedError, noFirstChunk, refused } from './refusals.js'
+import { encodeOffset, FROM_NOW, FROM_START, isAfter, type Position, positionOf } from './offsets.js'
 import { streamLogId } from './options.js'
-import {
-  CHUNKS_RECORD,
-  chunkRecord,
-  closedRecord,
-  emptyState,
-  foldEntries,
-  pageChunks,
-  replaceRecord,
-  type StoredChunk,
-  type StreamState,
-} from './stream-log.js'
+import { CHUNKS_RECORD, closedRecord, emptyState, foldEntries, pageChunks, type StoredChunk, type StreamState } from './stream-log.js'
 import { Backoff, waitForMore, wakeReaders } from './tail-wait.js'
+import { checkEntries, planUpsert, storedChunk } from './upsert-plan.js'
 
 /** What every stream of one `harnessStreams` shares. */
 export interface StreamSettings {
@@ -40,7 +30,6 @@ export interface HarnessStreamDurability extends UpsertableStreamDurability {
 }
 
 type Entry = { offset: string; chunk: StreamChunk }
-type Planned = Position & { offset: string; chunk: JsonObject }
 
 /** Attempts of a write that lost a race for the log's next seq before it gives up with `LOG_CONFLICT`. */
 const WRITE_ATTEMPTS = 8
@@ -76,7 +65,7 @@ export class RunStream implements HarnessStreamDurability {
   append = async (chunks: StreamChunk[]): Promise<string[]> => {
     if (!Array.isArray(chunks)) throw new HarnessError('INVALID_ARGUMENT', 'append takes an array of chunks.')
     if (chunks.length === 0) return []
-    const stored = chunks.map((chunk, i) => this.#stored(chunk, `chunks[${i}]`))
+    const stored = chunks.map((chunk, i) => storedChunk(this.settings.redactor, chunk, `chunks[${i}]`))
     const offsets: string[] = []
     for (const batch of batchesOf(chunkRecords(stored, this.settings.store.limits), this.settings.store.limits)) {
       const first = await this.#appendAtTail(batch)
@@ -89,12 +78,12 @@ export class RunStream implements HarnessStreamDurability {
   }
 
   upsert = async (entries: Array<{ chunk: StreamChunk; offset: string }>): Promise<string[]> => {
-    const planned = this.#checkEntries(entries)
+    const planned = checkEntries(entries, this.runId, this.settings.redactor)
     for (let attempt = 1; ; attempt++) {
       const state = await this.#load()
-      const records = this.#plan(planned, state)
+      const records = planUpsert(planned, state, this.runId)
       if (records.length === 0) return planned.map((p) => p.offset)
-      if (state.closedAt !== undefined) throw this.#closedError('upsert')
+      if (state.closedAt !== undefined) throw closedError(this.runId, 'upsert')
       try {
         await this.#appendBatches(state.lastSeq + 1, records)
         return planned.map((p) => p.offset)
@@ -150,7 +139,8 @@ export class RunStream implements HarnessStreamDurability {
       if (signal?.aborted) return
       const page = await store.read(this.#logId, { after: last, limit: PAGE })
       if (page.length === 0) {
-        if (last === 0 && deadline !== undefined && performance.now() >= deadline) throw this.#noFirstChunk()
+        if (last === 0 && deadline !== undefined && performance.now() >= deadline)
+          throw noFirstChunk(this.runId, this.settings.firstChunkDeadlineMs)
         await waitForMore(store, this.#logId, backoff.next(), signal)
         continue
       }
@@ -169,29 +159,6 @@ export class RunStream implements HarnessStreamDurability {
     return { offset: encodeOffset(this.runId, seq, index), chunk }
   }
 
-  #noFirstChunk(): HarnessError {
-    return new HarnessError(
-      'STREAM_NOT_FOUND',
-      `Run ${JSON.stringify(this.runId)} stored no chunk within ${this.settings.firstChunkDeadlineMs} ms of the join: it is gone or never started. Raise firstChunkDeadlineMs if producers may start later than that.`,
-    )
-  }
-
-  #closedError(what: string): HarnessError {
-    return new HarnessError(
-      'STREAM_CLOSED',
-      `The stream of run ${JSON.stringify(this.runId)} is closed; ${what} after close writes nothing. Start a new run for new output.`,
-    )
-  }
-
-  /** The chunk as it is stored: the session's secrets cut, then as JSON (no `undefined`, no class). */
-  #stored(chunk: StreamChunk, what: string): JsonObject {
-    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) {
-      throw new HarnessError('INVALID_ARGUMENT', `${what} is not a chunk: pass the StreamChunk objects of the run.`)
-    }
-    const redacted = this.settings.redactor ? this.settings.redactor.redactEvent(chunk) : chunk
-    return jsonCopy(redacted) as unknown as JsonObject
-  }
-
   /** The whole log, folded; a closed stream past its retention is deleted and reads as empty. */
   async #load(): Promise<StreamState> {
     const { store, clock, retainMs } = this.settings
@@ -208,7 +175,7 @@ export class RunStream implements HarnessStreamDurability {
     const { store } = this.settings
     for (let attempt = 1; ; attempt++) {
       const seq = this.#nextSeq ?? (await this.#refreshTail())
-      if (this.#closed) throw this.#closedError(records[0]?.type === 'harness.stream.closed' ? 'close' : 'append')
+      if (this.#closed) throw closedError(this.runId, records[0]?.type === 'harness.stream.closed' ? 'close' : 'append')
       try {
         await this.#appendOnce(seq, records)
         this.#nextSeq = seq + records.length
@@ -260,58 +227,5 @@ export class RunStream implements HarnessStreamDurability {
     }
     this.#nextSeq = seq
     wakeReaders(store, this.#logId)
-  }
-
-  /** Every check of an upsert that needs no store: a dense array of entries, offsets of this run, none twice. */
-  #checkEntries(entries: Array<{ chunk: StreamChunk; offset: string }>): Planned[] {
-    if (!Array.isArray(entries)) throw new HarnessError('INVALID_ARGUMENT', 'upsert takes an array of { chunk, offset } entries.')
-    const seen = new Set<string>()
-    return Array.from({ length: entries.length }, (_, i) => {
-      const entry = i in entries ? entries[i] : undefined
-      if (typeof entry !== 'object' || entry === null) {
-        throw new HarnessError(
-          'INVALID_ARGUMENT',
-          `entries[${i}] is missing: upsert takes a dense array, one { chunk, offset } per position. Nothing was written.`,
-        )
-      }
-      const position = positionOf(entry.offset, this.runId, `entries[${i}].offset`)
-      const key = positionKey(position.seq, position.index)
-      if (seen.has(key)) {
-        throw new HarnessError(
-          'INVALID_ARGUMENT',
-          `entries[${i}].offset ${JSON.stringify(entry.offset)} appears twice in the batch; give each offset once. Nothing was written.`,
-        )
-      }
-      seen.add(key)
-      return { ...position, offset: entry.offset, chunk: this.#stored(entry.chunk, `entries[${i}].chunk`) }
-    })
-  }
-
-  /**
-   * The records an upsert appends: a replacement for each stored chunk it changes, the
-   * chunk for each new offset. A new offset must be the very seq its record will get (a
-   * lone chunk's offset, no index): anything else is a hole, or an offset this store never minted.
-   */
-  #plan(planned: Planned[], state: StreamState): LogRecord[] {
-    const records: LogRecord[] = []
-    let next = state.lastSeq + 1
-    planned.forEach(({ seq, index, offset, chunk }, i) => {
-      const at = state.index.get(positionKey(seq, index))
-      if (at !== undefined) {
-        if (jsonEqual(state.chunks[at]!.chunk, chunk)) return
-        records.push(replaceRecord({ seq, index }, chunk))
-        next++
-        return
-      }
-      if (seq !== next || index !== undefined) {
-        throw new HarnessError(
-          'INVALID_ARGUMENT',
-          `entries[${i}].offset ${JSON.stringify(offset)} is not a stored chunk of run ${JSON.stringify(this.runId)}, and not the next free position (${next}): it was not minted by this stream. Upsert only offsets append returned, or the position right after the tail. Nothing was written.`,
-        )
-      }
-      records.push(chunkRecord(chunk))
-      next++
-    })
-    return records
   }
 }

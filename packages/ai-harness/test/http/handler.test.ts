@@ -55,9 +55,24 @@ describe('createHarnessHandler', () => {
   it("reads a session's status, open questions and records", async () => {
     const w = await world()
     const view = await body(await w.call(session('order 7/a')))
-    expect(view).toMatchObject({ sessionId: 'order 7/a', harness: 'asker', status: 'waiting', turns: 1 })
+    // The view speaks SessionStatus, as session.status does: `parked`, and why (it said `waiting` before issue 26).
+    expect(view).toMatchObject({
+      sessionId: 'order 7/a',
+      harness: 'asker',
+      status: 'parked',
+      parked: { reason: 'ask', until: null },
+      turns: 1,
+    })
+    // The questions are the log's OpenQuestion, as openWaits gives them: with the session's id, and no `rejected` until an answer is refused.
     expect(view.questions).toEqual([
-      expect.objectContaining({ questionId: expect.stringMatching(/:amount$/), name: 'amount', message: 'Charge 42 EUR?', rejected: null }),
+      {
+        sessionId: 'order 7/a',
+        questionId: expect.stringMatching(/:amount$/),
+        toolCallId: expect.any(String),
+        name: 'amount',
+        message: 'Charge 42 EUR?',
+        schema: expect.any(Object),
+      },
     ])
     const entries = view.entries as LogEntry[]
     expect(entries.map((e) => e.record.type)).toContain('harness.ask')
@@ -84,7 +99,7 @@ describe('createHarnessHandler', () => {
     expect((await worker.poll()).resumed).toEqual(['order 7/a'])
     await worker.stop()
     const view = await body(await w.call(session('order 7/a')))
-    expect(view.status).toBe('idle')
+    expect(view).toMatchObject({ status: 'idle', parked: null })
     expect((view.entries as LogEntry[]).find((e) => e.record.type === 'harness.tool.result')?.record.result).toBe('charged')
   })
 
@@ -228,7 +243,11 @@ describe('createHarnessHandler', () => {
         new Request(`http://x${path}`, { method: 'POST', body: JSON.stringify(json), headers: { 'content-type': 'application/json' } }),
       )
     const view = await body(await handler(new Request('http://x/sessions/pay-1')))
-    expect(view).toMatchObject({ status: 'waiting', approvals: [{ toolCallId: 'call-pay', toolName: 'pay', input: { invoice: 'inv-7' } }] })
+    expect(view).toMatchObject({
+      status: 'parked',
+      parked: { reason: 'approval', until: null },
+      approvals: [{ toolCallId: 'call-pay', toolName: 'pay', input: { invoice: 'inv-7' } }],
+    })
     expect(runs).toEqual([])
     const approved = await post('/sessions/pay-1/approve', { toolCallId: 'call-pay', approved: true })
     expect(approved.status).toBe(200)

@@ -27,6 +27,22 @@ export interface SimSessionState {
   object: Session | undefined
 }
 
+/** A session's state before anything happened to it. */
+function newSessionState(plan: SimSessionState['plan']): SimSessionState {
+  return {
+    plan,
+    chunks: [],
+    runId: undefined,
+    read: [],
+    readToEnd: false,
+    sending: false,
+    opening: 0,
+    deleteRequested: false,
+    deleted: false,
+    object: undefined,
+  }
+}
+
 /**
  * The people and apps of a world: each session's client sends its one prompt (again,
  * until its turn has begun), a person answers questions and decides approvals (late,
@@ -46,18 +62,7 @@ export class SimClients {
     const reader = { name: 'reader', alive: true, crash: () => {}, faultsOn: () => shared.faultsOn(), renewalsFail: () => false as const }
     const store = simStore(shared.open(clock), { ...shared, faults: { ...shared.plan.faults, hang: 0, crash: 0 } }, reader)
     this.#streams = harnessStreams({ store, clock, retainMs: 3_600_000, firstChunkDeadlineMs: 3_600_000, pollMs: { min: 5, max: 200 } })
-    this.sessions = shared.plan.sessions.map((plan) => ({
-      plan,
-      chunks: [],
-      runId: undefined,
-      read: [],
-      readToEnd: false,
-      sending: false,
-      opening: 0,
-      deleteRequested: false,
-      deleted: false,
-      object: undefined,
-    }))
+    this.sessions = shared.plan.sessions.map(newSessionState)
   }
 
   start(): void {
