@@ -158,7 +158,7 @@ export class LiveSession implements Session {
     if (!open) return
     const kept = this.#runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
     // Seam (cancel-rollback.ts): the calls of the cancelled turn undo their finished steps (`undo`) first.
-    await rollBackOnCancel(this.#runtime, (name) => this.harness.toolNamed(name), kept)
+    await rollBackOnCancel(this.#runtime, (name) => this.harness.toolNamed(name), kept, open.turnId)
     await this.#cancelChildren()
     await this.#writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: this.#args.clock.now(), reason: kept }])
     // The stop above may have let the session go meanwhile (TypeScript cannot see that).
