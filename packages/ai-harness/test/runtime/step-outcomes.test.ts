@@ -130,7 +130,11 @@ describe('step.do with verify', () => {
     const [intent] = recordsOf(entries, 'harness.step.intent')
     const callId = String(intent!.toolCallId)
     expect(seen[0]).toMatchObject({ idempotencyKey: `s:${callId}:send`, attempt: 1, intent: { attempt: 1, at: intent!.at } })
-    expect(recordsOf(entries, 'harness.step').map((r) => r.value)).toEqual([{ id: 'mail_1' }])
+    // verify's verdict is logged as a step of its own (a later run does not ask again), then the step's value.
+    expect(recordsOf(entries, 'harness.step').map((r) => [r.name, r.value])).toEqual([
+      ['verify(send)#1', { done: true, value: { id: 'mail_1' } }],
+      ['send', { id: 'mail_1' }],
+    ])
     expect(await toolResult(world)).toEqual({ value: { id: 'mail_1' } })
   })
 
@@ -220,6 +224,86 @@ describe('step.do with verify', () => {
     expect(calls).toBe(2)
     expect(outbox.sent).toHaveLength(1)
     expect(await toolResult(world)).toEqual({ code: 'STEP_FAILED', message: expect.stringContaining('verify threw: outbox down 2') })
+  })
+})
+
+describe("verify's retry waits", () => {
+  const MINUTE = 60_000
+
+  it("park the session as a step's do: the failure is logged with its due time, and a worker asks verify again then (injected clock)", async () => {
+    const world = createWorld()
+    const outbox = new Outbox()
+    const asked: number[] = []
+    const tool = durableTool(toolDefinition({ name: 'work', description: 'Mails', inputSchema: z.object({}) }), async (_a, { step }) => ({
+      value: await step.do(
+        'send',
+        {
+          attempts: 3,
+          delayMs: MINUTE,
+          verify: () => {
+            asked.push(world.clock.now())
+            if (asked.length === 1) throw new Error('outbox down')
+            return outbox.sent.length > 0 ? { done: { id: 'mail_1' } } : 'not-done'
+          },
+        },
+        () => outbox.send('ann@example.com'),
+      ),
+    }))
+    const harness = defineHarness({ name: 'outcomes', adapter: batchModel([{ name: 'work' }]), tools: [tool], parkAfterMs: 1_000 })
+    await crashAndResume(world, harness, { match: hasRecord('harness.step', 'send'), point: 'before' })
+    // The second host asked once; the wait for the next ask is in the log, and the session parked on it.
+    expect(asked).toHaveLength(1)
+    const entries = await world.read('s')
+    const dueAt = asked[0]! + MINUTE
+    expect(recordsOf(entries, 'harness.step.failed')).toMatchObject([
+      { name: 'verify(send)#1', attempt: 1, error: 'outbox down', final: false, retryAt: dueAt },
+    ])
+    expect(recordsOf(entries, 'harness.parked')).toMatchObject([{ reason: 'sleep', until: dueAt }])
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: harness,
+      clock: world.clock,
+      leaseMs: TEST_LEASE_MS,
+    })
+    world.clock.advance(dueAt - world.clock.now() - 1)
+    expect((await worker.poll()).resumed).toEqual([])
+    world.clock.advance(1)
+    expect((await worker.poll()).resumed).toEqual(['s'])
+    expect(asked).toEqual([dueAt - MINUTE, dueAt])
+    expect(outbox.sent).toHaveLength(1)
+    expect(await toolResult(world)).toEqual({ value: { id: 'mail_1' } })
+    await worker.stop()
+  })
+
+  it("each failed ask of verify is logged as a step's failed attempt; the last one fails the step, without running fn", async () => {
+    const world = createWorld()
+    const outbox = new Outbox()
+    let asked = 0
+    const harness = oneTool(({ step }) =>
+      step.do(
+        'send',
+        {
+          attempts: 2,
+          delayMs: 0,
+          verify: () => {
+            asked++
+            throw new Error(`outbox down ${asked}`)
+          },
+        },
+        () => outbox.send('ann@example.com'),
+      ),
+    )
+    await crashAndResume(world, harness, { match: hasRecord('harness.step', 'send'), point: 'before' })
+    expect(asked).toBe(2)
+    expect(recordsOf(await world.read('s'), 'harness.step.failed').map((r) => [r.name, r.attempt, r.final])).toEqual([
+      ['verify(send)#1', 1, false],
+      ['verify(send)#1', 2, true],
+    ])
+    expect(outbox.sent).toHaveLength(1)
+    expect(await toolResult(world)).toEqual({
+      code: 'STEP_FAILED',
+      message: 'Step "send" failed after 2 attempts; the last threw: verify threw: outbox down 2',
+    })
   })
 })
 
