@@ -457,6 +457,48 @@ describe('undo when the session or its parent agent is cancelled', () => {
     expect(log).toEqual(['charge', 'plain', 'refund'])
   })
 
+  it('a cancel of a call whose failure was rolling back when a crash cut it: a crash in the cancel too leaves the turn to end cancelled, each undo once', async () => {
+    const world = createWorld()
+    const log: string[] = []
+    const tool = durableTool(toolDefinition({ name: 'order', description: 'o', inputSchema: z.object({}) }), async (_a, { step }) => {
+      await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
+      await step.do('invoice', () => {
+        throw new Error('The invoice service is down')
+      })
+    })
+    const harness = defineHarness({ name: 'shop', adapter: batchModel([{ name: 'order' }]), tools: [tool] })
+    // Host 1 fails the call and dies once its rollback is logged, before the refund.
+    const first = world.start(harness, 'host-1')
+    first.store.crashOnAppend(hasRecord('harness.rollback'), 'after')
+    await runUntilCrash(first, (await first.host.open({ sessionId: 's' })).send('go'))
+    // Host 2 cancels the cut turn instead of resuming it, and dies once the cancel is logged too.
+    world.expireLeases()
+    const second = world.start(harness, 'host-2')
+    second.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.rollback' && r.cancel !== null), 'after')
+    const cancelling = await second.host.open({ sessionId: 's' })
+    await runUntilCrash(
+      second,
+      (async function* () {
+        await cancelling.cancel('the customer changed their mind')
+      })(),
+    )
+    // Host 3 takes the turn over: it finishes the cancel's rollback and ends the turn cancelled.
+    world.expireLeases()
+    const third = await world.start(harness, 'host-3').host.open({ sessionId: 's' })
+    await drain(third.resume())
+    const entries = await world.read('s')
+    expect(log).toEqual(['charge', 'refund'])
+    expect(recordsOf(entries, 'harness.rollback').map((r) => r.cancel)).toEqual([
+      null,
+      { turnId: expect.any(String), reason: 'the customer changed their mind' },
+    ])
+    expect(recordsOf(entries, 'harness.tool.result')).toMatchObject([
+      { ok: false, result: { error: 'The invoice service is down. The call was rolled back: "charge" undone.' } },
+    ])
+    expect(recordsOf(entries, 'harness.turn.cancelled')).toMatchObject([{ reason: 'the customer changed their mind' }])
+    expect(recordsOf(entries, 'harness.assistant')).toHaveLength(1)
+  })
+
   it('a call without compensations is cancelled as before: nothing is written for it', async () => {
     const world = createWorld()
     const tool = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
