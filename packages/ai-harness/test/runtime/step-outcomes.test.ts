@@ -476,12 +476,16 @@ describe('undo when the session or its parent agent is cancelled', () => {
     const second = world.start(harness, 'host-2')
     second.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.rollback' && r.cancel !== null), 'after')
     const cancelling = await second.host.open({ sessionId: 's' })
-    await runUntilCrash(
-      second,
-      (async function* () {
-        await cancelling.cancel('the customer changed their mind')
-      })(),
-    )
+    // The cancel as a stream of no chunks, so runUntilCrash waits for the crash in it.
+    const cancel: AsyncIterable<StreamChunk> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          await cancelling.cancel('the customer changed their mind')
+          return { done: true, value: undefined }
+        },
+      }),
+    }
+    await runUntilCrash(second, cancel)
     // Host 3 takes the turn over: it finishes the cancel's rollback and ends the turn cancelled.
     world.expireLeases()
     const third = await world.start(harness, 'host-3').host.open({ sessionId: 's' })
