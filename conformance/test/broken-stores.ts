@@ -231,6 +231,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.crash-points',
       'durable.verify.unknown-asks-a-person',
       'durable.undo.crash-points',
+      'durable.undo.cancel-crash-points',
     ],
     // Its readers' logs are a few batch records, under ten seqs (where text order first differs), unless a slow reader sees many.
     mayFail: ['stream.readers.many'],
@@ -458,6 +459,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.unknown-asks-a-person',
       'durable.once.crash-points',
       'durable.undo.crash-points',
+      'durable.undo.cancel-crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -985,6 +987,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.unknown-asks-a-person',
       'durable.once.crash-points',
       'durable.undo.crash-points',
+      'durable.undo.cancel-crash-points',
     ],
     says: 'expiresAt is now + ttl to the ms',
     make: (store, { data }) => {
@@ -1158,6 +1161,8 @@ export const brokenStores: Record<string, BrokenStore> = {
       'wait.ask.listed-as-waiting',
       'wait.ask.answer-while-parking',
       'wait.ask.logged-answer-after-crash',
+      // Its turn waits on a question when it is cancelled.
+      'durable.undo.cancel-crash-points',
       'wait.cancel.not-resumed',
       'agent.waits-for-a-person',
       'durable.ask.answer-refused-by-the-tool-reopens',
@@ -1198,6 +1203,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.unknown-asks-a-person',
       'durable.once.crash-points',
       'durable.undo.crash-points',
+      'durable.undo.cancel-crash-points',
     ],
     says: 'namespaces share data',
     make: (store) => store,

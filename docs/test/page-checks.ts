@@ -60,7 +60,11 @@ export const checks: Record<string, PageCheck> = {
     expect(module.emailsSent).toBe(1)
     const log = module.log as LogEntry[]
     expect(recordsOf(log, 'harness.step.intent')).toMatchObject([{ name: 'send:ada@example.com', attempt: 1 }])
-    expect(recordsOf(log, 'harness.step')).toMatchObject([{ name: 'send:ada@example.com', value: { id: 'msg_1' } }])
+    // verify's verdict is a step of its own, then the step's value.
+    expect(recordsOf(log, 'harness.step')).toMatchObject([
+      { name: 'verify(send:ada@example.com)#1', value: { done: true, value: { id: 'msg_1' } } },
+      { name: 'send:ada@example.com', value: { id: 'msg_1' } },
+    ])
     expect(recordsOf(log, 'harness.tool.result')).toMatchObject([{ ok: true, result: { mailId: 'msg_1' } }])
   },
   'side-effects-without-keys.md#unknown': ({ module }) => {

@@ -31,6 +31,9 @@ export interface BenchConfig {
   streamsLagChunks: number
   streamsLagEveryMs: number
   streamsSustainMs: number
+  /** Plain step vs the commit before issue #31: rounds (the first dropped), steps per round and build. */
+  plainRounds: number
+  plainSteps: number
 }
 
 export const DEFAULT_CONFIG: BenchConfig = {
@@ -54,6 +57,8 @@ export const DEFAULT_CONFIG: BenchConfig = {
   streamsLagChunks: 40,
   streamsLagEveryMs: 100,
   streamsSustainMs: 3_000,
+  plainRounds: 21,
+  plainSteps: 100,
 }
 
 export const QUICK_CONFIG: BenchConfig = {
@@ -77,6 +82,8 @@ export const QUICK_CONFIG: BenchConfig = {
   streamsLagChunks: 5,
   streamsLagEveryMs: 100,
   streamsSustainMs: 500,
+  plainRounds: 3,
+  plainSteps: 10,
 }
 
 /** A short, unique, lowercase id for this run: schema, table, bucket and prefix names include it. */

@@ -4,6 +4,7 @@ import { machineInfo } from './machine.js'
 import { progress } from './progress.js'
 import type { BenchResult } from './report/result.js'
 import { measurePeers } from './sections/peers.js'
+import { measurePlainStep } from './sections/plain-step.js'
 import { growthOf, measureRecovery } from './sections/recovery.js'
 import { measureStepCost } from './sections/step-cost.js'
 import { measureThroughput } from './sections/throughput.js'
@@ -14,8 +15,8 @@ import { openTarget } from './targets/open-target.js'
 import { pgConfig } from './targets/pg-config.js'
 import { STORE_NAMES, type StoreName, type Target } from './targets/target.js'
 
-export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers' | 'takeover' | 'streams'
-export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers', 'takeover', 'streams']
+export type SectionName = 'steps' | 'recovery' | 'throughput' | 'hosts' | 'peers' | 'takeover' | 'streams' | 'plain'
+export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'throughput', 'hosts', 'peers', 'takeover', 'streams', 'plain']
 
 export interface RunOptions {
   stores?: readonly StoreName[]
@@ -32,8 +33,11 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
   const started = performance.now()
   const runId = newRunId()
   const stores = options.stores ?? STORE_NAMES
-  // The recovery-latency section waits out a lease on DynamoDB and S3 (10 s each): not part of a quick run unless asked for.
-  const sections = new Set(options.sections ?? SECTION_NAMES.filter((name) => config.mode !== 'quick' || name !== 'takeover'))
+  // The recovery-latency section waits out a lease on DynamoDB and S3 (10 s each), and the plain-step one builds another
+  // commit from git: not part of a quick run unless asked for.
+  const sections = new Set(
+    options.sections ?? SECTION_NAMES.filter((name) => config.mode !== 'quick' || (name !== 'takeover' && name !== 'plain')),
+  )
   const result: BenchResult = {
     version: 1,
     mode: config.mode,
@@ -96,6 +100,12 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
     } finally {
       await target?.close().catch((error: unknown) => fail(result, 'cleanup', 'peers', error))
     }
+  }
+  if (sections.has('plain')) {
+    progress('plain step.do: this build and the commit before issue #31, on the memory store')
+    await attempt(result, 'plain', 'memory', async () => {
+      result.plainStep = await measurePlainStep(config)
+    })
   }
   result.durationMs = Math.round(performance.now() - started)
   progress(`done in ${(result.durationMs / 1000).toFixed(1)} s`)

@@ -1,36 +1,23 @@
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { QUICK_CONFIG } from '../src/config.js'
+import { runCli } from './run-cli.js'
 import type { BenchResult, Timing } from '../src/report/result.js'
 import { STORE_NAMES } from '../src/targets/target.js'
 
 // The built CLI, as `pnpm bench` runs it: this checks that the bench runs and what it
 // writes is well-formed for every store, never what the numbers are.
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
-
-let dir: string
+let run: Awaited<ReturnType<typeof runCli>>
 let result: BenchResult
 let stdout: string
 
 beforeAll(async () => {
-  if (!existsSync(CLI)) throw new Error('Build the bench first: pnpm turbo run build --filter=bench...')
-  dir = await mkdtemp(path.join(tmpdir(), 'bench-test-'))
-  const out = path.join(dir, 'quick.json')
-  stdout = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, [CLI, '--quick', '--out', out], { timeout: 170_000, maxBuffer: 16 * 1024 * 1024 }, (error, so, se) =>
-      error ? reject(new Error(`the quick run failed: ${error.message}\n${se}`)) : resolve(so),
-    )
-  })
-  result = JSON.parse(await readFile(out, 'utf8')) as BenchResult
+  run = await runCli(['--quick'], 170_000)
+  result = run.result
+  stdout = run.stdout
 })
 
 afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true })
+  await run?.remove()
 })
 
 const isTiming = (t: Timing) => t.samples > 0 && Number.isFinite(t.medianMs) && t.medianMs >= 0 && t.p90Ms >= 0

@@ -11,11 +11,15 @@ import { type CaseContext, defineCase } from '../case.js'
 /** The appends around the intent, the effect, the value and each compensation (the turn's own writes have cases of their own). */
 const STEP_WRITES = /^\[harness\.(step|step\.intent|rollback)\]$/
 
+/** A cancel's writes too: its rollback, its compensations, the call's result and the turn's end. */
+const CANCEL_WRITES = /^\[harness\.(step|step\.intent|rollback|tool\.result|turn\.cancelled)\]$/
+
 function crashPointsCase(
   id: string,
   scenario: keyof typeof OUTCOME_SCENARIOS,
   title: string,
   expect: { intents: boolean; rollback: boolean },
+  writes = STEP_WRITES,
 ) {
   return defineCase({
     id,
@@ -25,14 +29,14 @@ function crashPointsCase(
       const report = await enumerateOutcomeCrashPoints({
         scenario,
         world: async () => ({ clock: context.clock, openStore: (await context.openNamespace()).openStore }),
-        select: (write) => STEP_WRITES.test(write),
+        select: (write) => writes.test(write),
       })
       assert.deepEqual(report.failures, [], 'every crash point holds')
-      const picked = report.writes.filter((w) => STEP_WRITES.test(w))
+      const picked = report.writes.filter((w) => writes.test(w))
       assert.equal(report.points.length, 2 * picked.length, 'before and after each append of a step')
-      const writes = report.writes.join(' ')
-      assert.equal(writes.includes('harness.step.intent'), expect.intents, `intent records in ${writes}`)
-      assert.equal(writes.includes('harness.rollback'), expect.rollback, `a rollback in ${writes}`)
+      const all = report.writes.join(' ')
+      assert.equal(all.includes('harness.step.intent'), expect.intents, `intent records in ${all}`)
+      assert.equal(all.includes('harness.rollback'), expect.rollback, `a rollback in ${all}`)
       assert.deepEqual(
         report.points.filter((p) => p.ended !== 'finished').map((p) => `${p.point} ${p.k} ${p.write}: ${p.ended}`),
         [],
@@ -66,5 +70,12 @@ export const outcomeCases = [
     'undo',
     'a failed call with compensations, cut at every append (the steps, the rollback, each compensation): the rollback goes on where it stopped and no compensation runs twice',
     { intents: true, rollback: true },
+  ),
+  crashPointsCase(
+    'durable.undo.cancel-crash-points',
+    'undo-cancel',
+    'a cancel that rolls back a waiting call, cut at every append (the steps, the rollback, each compensation, the result, the end): the run after the crash goes on with the rollback, no compensation runs twice, and the turn ends cancelled without calling the model again',
+    { intents: true, rollback: true },
+    CANCEL_WRITES,
   ),
 ]

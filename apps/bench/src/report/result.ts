@@ -106,6 +106,8 @@ export interface BenchResult {
   takeover?: TakeoverRow[]
   /** Section 7, resumable streams; absent in results written before it existed. */
   streams?: StreamsRow[]
+  /** Section 8, a plain step on this build and on the commit before issue #31; absent when it did not run. */
+  plainStep?: PlainStepResult
   /** Sections or stores that failed, with the error; a run reports them rather than stopping. */
   failures: Array<{ section: string; store?: string; error: string }>
 }
@@ -158,4 +160,28 @@ export interface StreamsRow {
   bareChunksPerSecond: number
   /** ours / bare. */
   rateRatio: number | null
+}
+
+/** Section 8: a plain `step.do` (no verify, once or undo) on one build of the core and memory store. */
+export interface PlainBuildRow {
+  build: 'this build' | 'before #31'
+  commit: string
+  /** Each `step.do`, timed from inside the tool. */
+  step: Timing
+  /** The distinct values over every step (one value: every step the same): appends while it ran, records per append, bytes appended. */
+  appendsPerStep: number[]
+  recordsPerAppend: number[]
+  bytesPerStep: number[]
+}
+
+/** Section 8: this build's plain step against the same step on the commit before issue #31, in the same run. */
+export interface PlainStepResult {
+  store: 'memory'
+  builds: PlainBuildRow[]
+  /** This build's median / the earlier build's median (1: the same cost). */
+  ratio: number | null
+  /** The same ratio round by round (the sides alternate which goes first): its median and lowest–highest. */
+  roundRatio: { median: number; spread: [number, number] }
+  /** True when both builds made the same appends per step, of the same records and bytes. */
+  sameWrites: boolean
 }

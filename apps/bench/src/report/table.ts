@@ -1,4 +1,4 @@
-import type { BenchResult, StreamsRow, TakeoverRow, Timing } from './result.js'
+import type { BenchResult, PlainStepResult, StreamsRow, TakeoverRow, Timing } from './result.js'
 
 /** Renders a result as Markdown tables: what `pnpm bench` prints and the README shows. */
 export function renderTables(result: BenchResult): string {
@@ -143,6 +143,7 @@ export function renderTables(result: BenchResult): string {
 
   out.push(...takeoverTable(result.takeover ?? []))
   out.push(...streamsTable(result.streams ?? []))
+  out.push(...plainStepTable(result.plainStep))
 
   if (result.failures.length > 0) {
     out.push('', '### Failures', '')
@@ -216,5 +217,31 @@ function streamsTable(rows: readonly StreamsRow[]): string[] {
         x(r.rateRatio),
       ]),
     ),
+  ]
+}
+
+/** Section 8, when it ran. */
+function plainStepTable(plain: PlainStepResult | undefined): string[] {
+  if (!plain) return []
+  const list = (values: readonly number[]) => values.join(', ')
+  return [
+    '',
+    '### 8. A plain step.do (no verify, once or undo): this build vs the commit before issue #31, same run, memory store',
+    '',
+    table(
+      ['build', 'commit', 'step.do ms (p90)', 'steps', 'appends/step', 'records/append', 'bytes/step'],
+      plain.builds.map((b) => [
+        b.build,
+        b.commit.slice(0, 12) + b.commit.slice(40),
+        ms(b.step),
+        String(b.step.samples),
+        list(b.appendsPerStep),
+        list(b.recordsPerAppend),
+        list(b.bytesPerStep),
+      ]),
+    ),
+    '',
+    `This build / before: ${x(plain.ratio)} (round by round: median ${x(plain.roundRatio.median)}, ` +
+      `${x(plain.roundRatio.spread[0])}–${x(plain.roundRatio.spread[1])}); the same writes per step: ${plain.sameWrites ? 'yes' : 'NO'}.`,
   ]
 }

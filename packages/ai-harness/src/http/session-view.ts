@@ -3,12 +3,7 @@ import type { Host } from '../runtime/host.js'
 import { harnessNamed } from '../runtime/person-input.js'
 import { openWaits } from '../runtime/open-waits.js'
 import type { ParkedRecord } from '../runtime/records.js'
-import {
-  type OpenQuestion as FoldedOpenQuestion,
-  parkedCall,
-  readAndFold,
-  type SessionState,
-} from '../runtime/session-fold.js'
+import { type OpenQuestion as FoldedOpenQuestion, parkedCall, readAndFold, type SessionState } from '../runtime/session-fold.js'
 import { type LogStatus, statusOf } from '../runtime/session-status.js'
 import { numberParam } from './request-input.js'
 import { Refusal } from './responses.js'

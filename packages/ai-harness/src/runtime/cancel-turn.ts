@@ -16,7 +16,7 @@ export async function cancelOpenTurn(runtime: SessionRuntime, store: HarnessStor
   if (!open) return
   const kept = runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
   // Seam (cancel-rollback.ts): the calls of the cancelled turn undo their finished steps (`undo`) first.
-  await rollBackOnCancel(runtime, (name) => runtime.harness.toolNamed(name), kept)
+  await rollBackOnCancel(runtime, (name) => runtime.harness.toolNamed(name), kept, open.turnId)
   await cancelChildren(runtime, store)
   await runtime.writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: runtime.clock.now(), reason: kept }])
 }

@@ -1,6 +1,6 @@
 import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
-import { type RollbackRecord, rollingBack } from './outcome-records.js'
+import { type CancelMark, type RollbackRecord, rollingBack } from './outcome-records.js'
 import { ownFailureIn } from './own-failures.js'
 import { CallRolledBackError, type Registered, type Undone, type UndoFn, undoStepName } from './rollback-error.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -46,8 +46,9 @@ export class Compensations {
    * again only to register the compensations of its finished steps (its first unfinished
    * step, sleep or question throws), then rolls them back. Resolves with the error the call
    * settles with, or undefined when it has nothing to undo (then nothing was written).
+   * `cancel` goes into the rollback record: a run after a crash finishes the cancel.
    */
-  async rollBackOnCancel(run: () => Promise<unknown>, reason: Error): Promise<CallRolledBackError | undefined> {
+  async rollBackOnCancel(run: () => Promise<unknown>, reason: Error, cancel: CancelMark): Promise<CallRolledBackError | undefined> {
     const { outcomes } = this.call.session.state
     outcomes.probing.add(this.call.toolCallId)
     try {
@@ -58,7 +59,7 @@ export class Compensations {
       outcomes.probing.delete(this.call.toolCallId)
     }
     if (this.#registered.length === 0 && !outcomes.rollbacks.has(this.call.toolCallId)) return undefined
-    return this.#rollBack(reason)
+    return this.#rollBack(reason, cancel)
   }
 
   /**
@@ -80,17 +81,22 @@ export class Compensations {
     return value
   }
 
-  async #rollBack(error: unknown): Promise<CallRolledBackError> {
+  async #rollBack(error: unknown, cancel?: CancelMark): Promise<CallRolledBackError> {
     const { session, toolCallId } = this.call
-    let logged = session.state.outcomes.rollbacks.get(toolCallId)
-    if (!logged) {
-      logged = {
+    const { outcomes } = session.state
+    let logged = outcomes.rollbacks.get(toolCallId)
+    // A cancel of a call whose failure began a rollback logs one more (the first keeps the error): a crash then finishes the cancel.
+    const unmarked = cancel !== undefined && outcomes.cancelling?.turnId !== cancel.turnId
+    if (!logged || unmarked) {
+      const record: RollbackRecord = {
         type: 'harness.rollback',
         toolCallId,
-        error: session.scanner.redactText(shortFailureText(failureText(error))),
+        error: logged?.error ?? session.scanner.redactText(shortFailureText(failureText(error))),
         at: session.clock.now(),
-      } satisfies RollbackRecord
-      await this.call.write([logged])
+        cancel: cancel ? { ...cancel } : null,
+      }
+      await this.call.write([record])
+      logged ??= record
     }
     const results: Undone[] = []
     for (const step of [...this.#registered].reverse()) {

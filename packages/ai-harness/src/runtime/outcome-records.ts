@@ -32,6 +32,19 @@ export interface RollbackRecord extends JsonObject {
   /** Why the call failed (its error's message), with the session's secrets removed. */
   error: string
   at: number
+  /**
+   * The cancel of the open turn that started the rollback (null for a failure of the call):
+   * a run after a crash goes on with the cancel (the rest of the rollback, then
+   * `harness.turn.cancelled` with `reason`), and the turn does not run on. Logs written
+   * before it existed have no such field: their rollbacks are failures.
+   */
+  cancel: CancelMark | null
+}
+
+/** The cancel that started a rollback: its turn, and the reason the turn ends with. */
+export interface CancelMark extends JsonObject {
+  turnId: string
+  reason: string
 }
 
 /** An intent of a step, as the fold keeps it: the last one logged, and how many there were. */
@@ -52,10 +65,16 @@ export interface OutcomeState {
    * finished throws instead of running.
    */
   readonly probing: Set<string>
+  /**
+   * The last cancel that logged a rollback (its turn and reason). While that turn is open,
+   * a crash cut the cancel: a run after it finishes the cancel. One slot, so memory stays
+   * flat however many turns were cancelled.
+   */
+  cancelling: { readonly turnId: string; readonly reason: string } | undefined
 }
 
 export function emptyOutcomeState(): OutcomeState {
-  return { intents: new Map(), rollbacks: new Map(), probing: new Set() }
+  return { intents: new Map(), rollbacks: new Map(), probing: new Set(), cancelling: undefined }
 }
 
 /** Whether the call goes on rolling back (a rollback in the log, or a cancel that looks for its compensations). */
@@ -75,6 +94,9 @@ export function applyOutcomeRecord(state: OutcomeState, record: JsonObject & { t
   } else if (record.type === 'harness.rollback') {
     const rollback = record as RollbackRecord
     if (!state.rollbacks.has(rollback.toolCallId)) state.rollbacks.set(rollback.toolCallId, rollback)
+    const cancel = rollback.cancel as CancelMark | null | undefined
+    if (typeof cancel?.turnId === 'string' && typeof cancel.reason === 'string')
+      state.cancelling = { turnId: cancel.turnId, reason: cancel.reason }
   }
 }
 

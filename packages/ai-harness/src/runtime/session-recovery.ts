@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai'
 import { agentMetaOf } from './agent-tool.js'
+import { cutCancel, rollBackOnCancel } from './cancel-rollback.js'
 import { cancelChildren, ORPHAN_REASON } from './cancel-turn.js'
 import type { ToolResultRecord } from './records.js'
 import { cutAtResume, parkedCall, readAndFold, unsettledCalls } from './session-fold.js'
@@ -27,11 +28,19 @@ export async function* recoverTurn(
   const { state, writer, clock } = runtime
   const open = state.openTurn
   if (!open) return
+  const cancelled = cutCancel(runtime)
+  if (cancelled !== undefined) {
+    // A cancel that a crash cut in its rollback: it goes on where it stopped, and the turn ends cancelled (no model call, no wait).
+    await rollBackOnCancel(runtime, (name) => runtime.harness.toolNamed(name), cancelled, open.turnId)
+    await endTurnCancelled(runtime, open.turnId, cancelled)
+    control.outcome = { kind: 'finished' }
+    return
+  }
   if (driver.deferToParent && state.parent && !(await parentWaits(runtime, state.parent))) {
     // Its parent's call ended without it (the parent's turn was cancelled while the call was
     // still starting this child elsewhere): nobody waits for its answer, and deferring to the
     // parent would leave it open for ever. It ends here, and never runs again.
-    await endOrphanTurn(runtime, open.turnId)
+    await endTurnCancelled(runtime, open.turnId, ORPHAN_REASON)
     control.outcome = { kind: 'stopped' }
     return
   }
@@ -58,13 +67,14 @@ async function parentWaits(runtime: SessionRuntime, parent: { sessionId: string;
 }
 
 /**
- * Ends the open turn of a child whose parent no longer waits for it: its own agent
- * children first (deepest first, as a cancel does), so a crash halfway leaves the rest open.
+ * Ends the open turn cancelled, with `reason`: a child whose parent no longer waits for it,
+ * or a cancel a crash cut. Its own agent children first (deepest first, as a cancel does),
+ * so a crash halfway leaves the rest open.
  */
-async function endOrphanTurn(runtime: SessionRuntime, turnId: string): Promise<void> {
+async function endTurnCancelled(runtime: SessionRuntime, turnId: string, reason: string): Promise<void> {
   const { store, writer, clock } = runtime
   await cancelChildren(runtime, store)
-  await writer.append([{ type: 'harness.turn.cancelled', turnId, at: clock.now(), reason: ORPHAN_REASON }])
+  await writer.append([{ type: 'harness.turn.cancelled', turnId, at: clock.now(), reason }])
 }
 
 /**

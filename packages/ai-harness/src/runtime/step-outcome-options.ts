@@ -44,8 +44,10 @@ export interface StepOutcomeOptions<T = unknown> {
    * `verify` before anything else: `{ done: value }` stores `value` and returns it
    * without running `fn`; `'not-done'` runs `fn`; `'unknown'` runs nothing and asks a
    * person (`step.ask`, with the step, its key, when it began and what `verify` said),
-   * whose answer decides: done (with the value), run again, or fail. `verify` retries by
-   * the step's policy (`attempts`, `delayMs`, `timeoutMs`, waiting in the process).
+   * whose answer decides: done (with the value), run again, or fail. `verify` is a step of
+   * its own (`verify(<name>)#<n>`, one per intent): its verdict is logged, and it retries
+   * by the step's policy (`attempts`, `delayMs`, `timeoutMs`), its retry waits parking
+   * the session as a step's do.
    * In plain `chat()` nothing can crash, so `verify` is never called.
    */
   verify?: (context: VerifyContext) => VerifyVerdict<T> | Promise<VerifyVerdict<T>>

@@ -13,8 +13,7 @@ import {
   StepOutcomeUnknownError,
   type VerifyVerdict,
 } from './step-outcome-options.js'
-import { failureText, isFinalFailure, retryDelay, runAttempt, shortFailureText, type StepPolicy } from './step-retry.js'
-import { waitFor } from './timers.js'
+import { failureText, shortFailureText, type StepOptions } from './step-retry.js'
 
 /**
  * `verify` and `once` in a session: the intent logged before `fn`, and what a run after a
@@ -39,8 +38,6 @@ export interface GuardedCall {
   claimName(name: string): void
   write(records: LogRecord[]): Promise<void>
   ask(options: { name: string; message: string; schema: unknown }): Promise<unknown>
-  /** The step's retry policy (the harness's, the tool's, the step's own). */
-  policy(options: StepDoOptions | undefined): StepPolicy
 }
 
 /** What a person answers when `verify` cannot tell. */
@@ -157,31 +154,75 @@ export class StepGuard {
     throw new StepFailedError(name, intent.attempt, `a person decided it failed${answer.reason ? `: ${answer.reason}` : ''}`, false)
   }
 
-  /** Calls `verify`, retrying by the step's policy in the process; its last failure fails the step. */
+  /**
+   * Calls `verify` as a plain step of its own (`verifyStepName`): its verdict is logged as
+   * that step's value (a run after a crash does not ask again), and its failed attempts as
+   * that step's, so it retries by the step's policy and its retry waits park as a step's
+   * do. Its last failure fails the step.
+   */
   async #askVerify(name: string, options: StepDoOptions, key: string, intent: LoggedIntent): Promise<VerifyVerdict<unknown>> {
     const call = this.#call
-    const policy = call.policy(options)
     const verify = options.verify!
+    const stepName = verifyStepName(name, intent)
     const context = { idempotencyKey: key, attempt: intent.attempt, intent: { at: intent.at, attempt: intent.attempt } }
-    for (let attempt = 1; ; attempt++) {
-      const outcome = await runAttempt((c) => verify({ ...context, signal: c.signal }), {}, call.signal, policy.timeoutMs)
-      if (outcome.ok) {
-        const verdict = outcome.value as VerifyVerdict<unknown>
-        if (isDone(verdict) || verdict === 'not-done' || verdict === 'unknown') return verdict
-        throw new StepError(
-          'INVALID_ARGUMENT',
-          name,
-          `verify of step ${JSON.stringify(name)} must return { done: value }, 'not-done' or 'unknown'; it returned ${typeof verdict === 'string' ? JSON.stringify(verdict) : typeof verdict}.`,
-        )
-      }
-      if (ownFailureIn(call.session, outcome.error) || call.signal.aborted) throw outcome.error
-      if (isFinalFailure(policy, outcome.error, attempt)) {
-        const text = call.session.scanner.redactText(shortFailureText(failureText(outcome.error)))
-        throw new StepFailedError(name, attempt, `verify ${outcome.timedOut ? 'timed out' : 'threw'}: ${text}`, outcome.timedOut)
-      }
-      await waitFor(retryDelay(policy, attempt), call.signal, () => call.signal.reason)
+    let thrown: { error: unknown } | undefined
+    let verdict: unknown
+    try {
+      verdict = await call.doStep(stepName, retryOptions(options), async ({ signal }) => {
+        try {
+          return loggedVerdict(await verify({ ...context, signal }))
+        } catch (error) {
+          thrown = { error }
+          throw error
+        }
+      })
+    } catch (error) {
+      if (ownFailureIn(call.session, error) || call.signal.aborted) throw error
+      throw verifyFailed(call, name, stepName, error, thrown?.error === error)
     }
+    if (verdict === 'not-done' || verdict === 'unknown') return verdict
+    const logged = verdict as { done?: unknown; value?: unknown; invalid?: unknown }
+    if (logged.done === true) return { done: logged.value }
+    throw new StepError(
+      'INVALID_ARGUMENT',
+      name,
+      `verify of step ${JSON.stringify(name)} must return { done: value }, 'not-done' or 'unknown'; it returned ${String(logged.invalid)}.`,
+    )
   }
+}
+
+/** The step that asks `verify` about one intent of step `name`: one per intent, as its question. */
+export const verifyStepName = (name: string, intent: LoggedIntent) => `verify(${name})#${intent.count}`
+
+/**
+ * A verdict as its step logs it: `{ done: true, value }` (a JSON object drops an undefined
+ * `done`, and a step's value may be undefined), the two words as they are, and what
+ * anything else was, for the error.
+ */
+function loggedVerdict(verdict: unknown): unknown {
+  if (isDone(verdict)) return { done: true, value: verdict.done }
+  if (verdict === 'not-done' || verdict === 'unknown') return verdict
+  return { invalid: typeof verdict === 'string' ? JSON.stringify(verdict) : typeof verdict }
+}
+
+/** The retry options of a step, for its `verify` step (which has no verify, once or undo of its own). */
+function retryOptions(options: StepDoOptions): StepOptions {
+  const { attempts, delayMs, backoff, maxDelayMs, isFinal, timeoutMs } = options
+  return { attempts, delayMs, backoff, maxDelayMs, isFinal, timeoutMs }
+}
+
+/**
+ * The failure of the step whose `verify` failed for good: the last error of verify (thrown
+ * on this run, or its logged failure), in the step's name. A refusal of the verify step
+ * itself (a verdict too large to log, a secret in it) passes as it is.
+ */
+function verifyFailed(call: GuardedCall, name: string, stepName: string, error: unknown, ownError: boolean): unknown {
+  if (error instanceof StepFailedError && error.step === stepName)
+    return new StepFailedError(name, error.attempts, `verify ${error.timedOut ? 'timed out' : 'threw'}: ${error.lastError}`, error.timedOut)
+  if (!ownError) return error
+  const attempts = call.session.state.stepFailures.get(call.toolCallId)?.get(stepName)?.attempts ?? 1
+  const text = call.session.scanner.redactText(shortFailureText(failureText(error)))
+  return new StepFailedError(name, attempts, `verify threw: ${text}`, false)
 }
 
 /**

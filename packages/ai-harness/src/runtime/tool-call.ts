@@ -491,7 +491,6 @@ export class LiveToolCall {
       claimName: (name) => claimStepName(this.#usedNames, name),
       write: (records) => this.#write('step.do', records),
       ask: (options) => this.step.ask(options as never),
-      policy: (options) => stepPolicy(this.session.harness.options.retry, this.#retry, options),
     })
     return this.#guard
   }

@@ -2,7 +2,7 @@ import { type AnyTool, toolDefinition } from '@tanstack/ai'
 import { z } from 'zod'
 import type { ManualClock } from '../contract/clock.js'
 import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
-import { durableTool } from '../runtime/durable-tool.js'
+import { durableTool, type Step } from '../runtime/durable-tool.js'
 import { defineHarness, type Harness } from '../runtime/harness.js'
 import { openWaits } from '../runtime/open-waits.js'
 import { createWorker } from '../runtime/worker.js'
@@ -35,12 +35,20 @@ export class OutcomeSystems {
 
 /** One scenario: a tool on the systems, the person's answer, and the checks of the end state. */
 export interface OutcomeScenario {
-  readonly name: 'verify' | 'verify-unknown' | 'once' | 'undo'
+  readonly name: 'verify' | 'verify-unknown' | 'once' | 'undo' | 'undo-cancel'
   tool(systems: OutcomeSystems): AnyTool
+  /** The first process cancels the session once its turn parks (its crash points are the cancel's writes too). */
+  readonly cancel?: string
   /** What the person answers to a question (the truth, as they find it in the outbox). */
   answer(systems: OutcomeSystems, question: { name: string }, key: string): unknown
   /** The checks of the call's result against the systems; `atCrash` is the log when the first process died. */
-  check(result: LogRecord, systems: OutcomeSystems, key: (name: string) => string, atCrash: readonly LogRecord[]): string[]
+  check(
+    result: LogRecord,
+    systems: OutcomeSystems,
+    key: (name: string) => string,
+    atCrash: readonly LogRecord[],
+    end: readonly LogRecord[],
+  ): string[]
 }
 
 const input = z.object({})
@@ -116,21 +124,71 @@ const onceScenario: OutcomeScenario = {
   },
 }
 
+/**
+ * The charge and the mail of the undo scenarios, each with a compensation that counts in
+ * `refunds`. The mail is `once` (a cut one fails the call) or, with `verify`, looked up in
+ * the outbox (a cut one goes on).
+ */
+async function chargeAndMail(systems: OutcomeSystems, step: Step, mail: 'once' | 'verify'): Promise<void> {
+  await step.do(
+    'charge',
+    { undo: (_v, { stepKey }) => systems.count(systems.refunds, stepKey) },
+    ({ idempotencyKey }) => void systems.count(systems.charges, idempotencyKey),
+  )
+  const verify = ({ idempotencyKey }: { idempotencyKey: string }) => {
+    if (systems.sent.has(idempotencyKey)) return { done: undefined }
+    systems.count(systems.rerunsAllowed, idempotencyKey)
+    return 'not-done' as const
+  }
+  await step.do(
+    'mail',
+    { ...(mail === 'once' ? { once: true } : { verify }), undo: (_v, { stepKey }) => systems.count(systems.refunds, stepKey) },
+    ({ idempotencyKey }) => void systems.count(systems.sent, idempotencyKey),
+  )
+}
+
+const CANCEL_REASON = 'the customer changed their mind'
+
+/**
+ * undo on a cancel: charge and mail (with verify) with compensations, then a question the
+ * session is cancelled on. A crash anywhere in the cancel's rollback leaves a run after it to go on
+ * rolling back; the turn ends cancelled and the model is not called again.
+ */
+const undoCancelScenario: OutcomeScenario = {
+  name: 'undo-cancel',
+  cancel: CANCEL_REASON,
+  tool: (systems) =>
+    durableTool(definition('order'), async (_a, { step }) => {
+      await chargeAndMail(systems, step, 'verify')
+      await step.ask({ name: 'ship', message: 'Ship it?', schema: z.object({ ok: z.boolean() }) })
+    }),
+  answer: () => undefined,
+  check: (result, systems, key, _atCrash, end) => {
+    const problems: string[] = []
+    // The person cancels (again, when the crash came before the cancel's first write): every cut ends cancelled.
+    const last = end.findLast((r) => r.type.startsWith('harness.turn.') && r.type !== 'harness.turn.resumed')
+    if (last?.type !== 'harness.turn.cancelled') problems.push(`the cancelled turn ended with ${last?.type}`)
+    const models = end.filter((r) => r.type === 'harness.assistant').length
+    if (models !== 1) problems.push(`the model was called ${models} times (a cancelled turn calls it no more)`)
+    const error = String((result.result as { error?: unknown } | null)?.error ?? '')
+    if (result.ok !== false || !error.startsWith(`The session was cancelled: ${CANCEL_REASON}. The call was rolled back: `))
+      problems.push(`the call ended with ${JSON.stringify(result.result)}`)
+    for (const name of ['charge', 'mail']) {
+      const undone = systems.refunds.get(key(name)) ?? 0
+      if (error.includes(`"${name}" undone`) && undone !== 1) problems.push(`${name} is said undone, but its undo ran ${undone} times`)
+      if (!error.includes(`"${name}" undone`) && !error.includes(`"${name}" may not be undone`))
+        problems.push(`the error says nothing of ${name}`)
+    }
+    return problems
+  },
+}
+
 /** undo: charge and mail with compensations, then an invoice that always fails. */
 const undoScenario: OutcomeScenario = {
   name: 'undo',
   tool: (systems) =>
     durableTool(definition('order'), async (_a, { step }) => {
-      await step.do(
-        'charge',
-        { undo: (_v, { stepKey }) => systems.count(systems.refunds, stepKey) },
-        ({ idempotencyKey }) => void systems.count(systems.charges, idempotencyKey),
-      )
-      await step.do(
-        'mail',
-        { once: true, undo: (_v, { stepKey }) => systems.count(systems.refunds, stepKey) },
-        ({ idempotencyKey }) => void systems.count(systems.sent, idempotencyKey),
-      )
+      await chargeAndMail(systems, step, 'once')
       await step.do('invoice', () => {
         throw new Error('The invoice service is down')
       })
@@ -165,6 +223,7 @@ export const OUTCOME_SCENARIOS = {
   'verify-unknown': verifyScenario(true),
   once: onceScenario,
   undo: undoScenario,
+  'undo-cancel': undoCancelScenario,
 } as const satisfies Record<string, OutcomeScenario>
 
 export interface OutcomeCrashOptions {
@@ -226,6 +285,7 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
   const run = (async () => {
     const session = await first.host.open({ sessionId: SESSION })
     await drain(session.send('go'))
+    if (scenario.cancel !== undefined) await session.cancel(scenario.cancel)
     await session.close()
   })()
     .catch((error: unknown) => {
@@ -241,7 +301,9 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
   // What a dead process still threw (a call in flight when it died) is no failure; a live one's is.
   if (runError !== undefined && !first.store.crashed) failures.push(`the first process failed: ${String(runError)}`)
   if (first.store.crashed) {
-    await finishElsewhere(world, harness, scenario, systems, direct).catch((error: unknown) => {
+    // A cancel the crash cut before its first write never happened: the person cancels again.
+    const cancelLanded = atCrash.some((e) => e.record.type === 'harness.rollback' || e.record.type === 'harness.turn.cancelled')
+    await finishElsewhere(world, harness, scenario, systems, direct, !cancelLanded).catch((error: unknown) => {
       failures.push(`the second process failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`)
     })
   }
@@ -260,6 +322,7 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
         systems,
         key,
         atCrash.map((e) => e.record),
+        records,
       ),
     )
   else if (atCrash.some((e) => e.record.type === 'harness.turn.started')) failures.push(`the call has ${results.length} results`)
@@ -287,6 +350,7 @@ async function finishElsewhere(
   scenario: OutcomeScenario,
   systems: OutcomeSystems,
   direct: HarnessStore,
+  cancelAgain: boolean,
 ): Promise<void> {
   world.clock.advance(TEST_LEASE_MS + 1)
   // The process that finishes is the one that reads the log (`direct`): a store instance fewer per point.
@@ -295,6 +359,7 @@ async function finishElsewhere(
   if (started) {
     const session = await second.host.open({ sessionId: SESSION })
     await drain(session.resume())
+    if (scenario.cancel !== undefined && cancelAgain && session.needsRecovery) await session.cancel(scenario.cancel)
     await session.close()
   }
   const worker = createWorker({ store: direct, harnesses: harness, clock: world.clock, leaseMs: TEST_LEASE_MS })
@@ -313,10 +378,10 @@ async function finishElsewhere(
   await second.host.shutdown()
 }
 
-/** How a session ended: its turn finished, it waits for a person (an open question), or it is stuck (open, with nothing to wait for). */
+/** How a session ended: its turn finished (or was cancelled), it waits for a person (an open question), or it is stuck (open, with nothing to wait for). */
 function endOf(records: readonly LogRecord[]): 'finished' | 'waiting' | 'stuck' {
-  const last = records.findLast((r) => r.type === 'harness.turn.finished' || r.type === 'harness.turn.started')
-  if (!last || last.type === 'harness.turn.finished') return 'finished'
+  const last = records.findLast((r) => r.type.startsWith('harness.turn.') && r.type !== 'harness.turn.resumed')
+  if (!last || last.type !== 'harness.turn.started') return 'finished'
   const asked = records.filter((r) => r.type === 'harness.ask').length
   const answered = records.filter((r) => r.type === 'harness.answer').length
   return asked > answered ? 'waiting' : 'stuck'

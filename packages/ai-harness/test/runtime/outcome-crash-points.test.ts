@@ -16,7 +16,9 @@ describe('crash points around verify, once and undo (memory store)', () => {
       expect(report.failures).toEqual([])
       expect(report.points.length).toBe(2 * report.writes.length)
       expect(report.points.every((p) => p.ended === 'finished')).toBe(true)
-      expect(report.writes.join(' ')).toContain(scenario === 'undo' ? 'harness.rollback' : 'harness.step.intent')
+      expect(report.writes.join(' ')).toContain(scenario.startsWith('undo') ? 'harness.rollback' : 'harness.step.intent')
+      // The cancel's own writes are crash points too: the compensations, the call's result, the turn's end.
+      if (scenario === 'undo-cancel') expect(report.writes.slice(-2)).toEqual(['[harness.tool.result]', '[harness.turn.cancelled]'])
     })
   }
 })

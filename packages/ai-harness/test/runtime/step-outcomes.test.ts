@@ -130,7 +130,11 @@ describe('step.do with verify', () => {
     const [intent] = recordsOf(entries, 'harness.step.intent')
     const callId = String(intent!.toolCallId)
     expect(seen[0]).toMatchObject({ idempotencyKey: `s:${callId}:send`, attempt: 1, intent: { attempt: 1, at: intent!.at } })
-    expect(recordsOf(entries, 'harness.step').map((r) => r.value)).toEqual([{ id: 'mail_1' }])
+    // verify's verdict is logged as a step of its own (a later run does not ask again), then the step's value.
+    expect(recordsOf(entries, 'harness.step').map((r) => [r.name, r.value])).toEqual([
+      ['verify(send)#1', { done: true, value: { id: 'mail_1' } }],
+      ['send', { id: 'mail_1' }],
+    ])
     expect(await toolResult(world)).toEqual({ value: { id: 'mail_1' } })
   })
 
@@ -198,7 +202,7 @@ describe('step.do with verify', () => {
     }
   })
 
-  it('verify that throws is retried by the step policy; its last failure fails the step without running fn', async () => {
+  it("verify that throws is retried by the step policy, each failure logged as its step's; its last failure fails the step without running fn", async () => {
     const world = createWorld()
     const outbox = new Outbox()
     let calls = 0
@@ -218,8 +222,64 @@ describe('step.do with verify', () => {
     )
     await crashAndResume(world, harness, { match: hasRecord('harness.step', 'send'), point: 'before' })
     expect(calls).toBe(2)
+    expect(recordsOf(await world.read('s'), 'harness.step.failed').map((r) => [r.name, r.attempt, r.final])).toEqual([
+      ['verify(send)#1', 1, false],
+      ['verify(send)#1', 2, true],
+    ])
     expect(outbox.sent).toHaveLength(1)
-    expect(await toolResult(world)).toEqual({ code: 'STEP_FAILED', message: expect.stringContaining('verify threw: outbox down 2') })
+    expect(await toolResult(world)).toEqual({
+      code: 'STEP_FAILED',
+      message: 'Step "send" failed after 2 attempts; the last threw: verify threw: outbox down 2',
+    })
+  })
+})
+
+describe("verify's retry waits", () => {
+  const MINUTE = 60_000
+
+  it("park the session as a step's do: the failure is logged with its due time, and a worker asks verify again then (injected clock)", async () => {
+    const world = createWorld()
+    const outbox = new Outbox()
+    const asked: number[] = []
+    const tool = durableTool(toolDefinition({ name: 'work', description: 'Mails', inputSchema: z.object({}) }), async (_a, { step }) => ({
+      value: await step.do(
+        'send',
+        {
+          attempts: 3,
+          delayMs: MINUTE,
+          verify: () => {
+            asked.push(world.clock.now())
+            if (asked.length === 1) throw new Error('outbox down')
+            return outbox.sent.length > 0 ? { done: { id: 'mail_1' } } : 'not-done'
+          },
+        },
+        () => outbox.send('ann@example.com'),
+      ),
+    }))
+    const harness = defineHarness({ name: 'outcomes', adapter: batchModel([{ name: 'work' }]), tools: [tool], parkAfterMs: 1_000 })
+    await crashAndResume(world, harness, { match: hasRecord('harness.step', 'send'), point: 'before' })
+    // The second host asked once; the wait for the next ask is in the log, and the session parked on it.
+    expect(asked).toHaveLength(1)
+    const entries = await world.read('s')
+    const dueAt = asked[0]! + MINUTE
+    expect(recordsOf(entries, 'harness.step.failed')).toMatchObject([
+      { name: 'verify(send)#1', attempt: 1, error: 'outbox down', final: false, retryAt: dueAt },
+    ])
+    expect(recordsOf(entries, 'harness.parked')).toMatchObject([{ reason: 'sleep', until: dueAt }])
+    const worker = createWorker({
+      store: memoryStore({ data: world.data, clock: world.clock }),
+      harnesses: harness,
+      clock: world.clock,
+      leaseMs: TEST_LEASE_MS,
+    })
+    world.clock.advance(dueAt - world.clock.now() - 1)
+    expect((await worker.poll()).resumed).toEqual([])
+    world.clock.advance(1)
+    expect((await worker.poll()).resumed).toEqual(['s'])
+    expect(asked).toEqual([dueAt - MINUTE, dueAt])
+    expect(outbox.sent).toHaveLength(1)
+    expect(await toolResult(world)).toEqual({ value: { id: 'mail_1' } })
+    await worker.stop()
   })
 })
 
@@ -395,6 +455,52 @@ describe('undo when the session or its parent agent is cancelled', () => {
     const again = await world.start(harness, 'h2').host.open({ sessionId: 's' })
     await again.cancel()
     expect(log).toEqual(['charge', 'plain', 'refund'])
+  })
+
+  it('a cancel of a call whose failure was rolling back when a crash cut it: a crash in the cancel too leaves the turn to end cancelled, each undo once', async () => {
+    const world = createWorld()
+    const log: string[] = []
+    const tool = durableTool(toolDefinition({ name: 'order', description: 'o', inputSchema: z.object({}) }), async (_a, { step }) => {
+      await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
+      await step.do('invoice', () => {
+        throw new Error('The invoice service is down')
+      })
+    })
+    const harness = defineHarness({ name: 'shop', adapter: batchModel([{ name: 'order' }]), tools: [tool] })
+    // Host 1 fails the call and dies once its rollback is logged, before the refund.
+    const first = world.start(harness, 'host-1')
+    first.store.crashOnAppend(hasRecord('harness.rollback'), 'after')
+    await runUntilCrash(first, (await first.host.open({ sessionId: 's' })).send('go'))
+    // Host 2 cancels the cut turn instead of resuming it, and dies once the cancel is logged too.
+    world.expireLeases()
+    const second = world.start(harness, 'host-2')
+    second.store.crashOnAppend((records) => records.some((r) => r.type === 'harness.rollback' && r.cancel !== null), 'after')
+    const cancelling = await second.host.open({ sessionId: 's' })
+    // The cancel as a stream of no chunks, so runUntilCrash waits for the crash in it.
+    const cancel: AsyncIterable<StreamChunk> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          await cancelling.cancel('the customer changed their mind')
+          return { done: true, value: undefined }
+        },
+      }),
+    }
+    await runUntilCrash(second, cancel)
+    // Host 3 takes the turn over: it finishes the cancel's rollback and ends the turn cancelled.
+    world.expireLeases()
+    const third = await world.start(harness, 'host-3').host.open({ sessionId: 's' })
+    await drain(third.resume())
+    const entries = await world.read('s')
+    expect(log).toEqual(['charge', 'refund'])
+    expect(recordsOf(entries, 'harness.rollback').map((r) => r.cancel)).toEqual([
+      null,
+      { turnId: expect.any(String), reason: 'the customer changed their mind' },
+    ])
+    expect(recordsOf(entries, 'harness.tool.result')).toMatchObject([
+      { ok: false, result: { error: 'The invoice service is down. The call was rolled back: "charge" undone.' } },
+    ])
+    expect(recordsOf(entries, 'harness.turn.cancelled')).toMatchObject([{ reason: 'the customer changed their mind' }])
+    expect(recordsOf(entries, 'harness.assistant')).toHaveLength(1)
   })
 
   it('a call without compensations is cancelled as before: nothing is written for it', async () => {

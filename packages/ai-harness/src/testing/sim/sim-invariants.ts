@@ -81,7 +81,7 @@ export function checkOutcomeSteps(ledger: SimLedger): string[] {
   return found
 }
 
-/** A log is well-formed: dense seqs from 1, one result per call, each step once and inside its call, turns one at a time. */
+/** A log is well-formed: dense seqs from 1, one result per call, each step once and inside its call, turns one at a time, a cancel that began rolling back ends its turn. */
 export function checkLog(logId: string, entries: readonly LogEntry[], landed: readonly LogRecord[]): string[] {
   const found: string[] = []
   entries.forEach((e, i) => {
@@ -94,13 +94,21 @@ export function checkLog(logId: string, entries: readonly LogEntry[], landed: re
   const settled = new Set<string>()
   const steps = new Set<string>()
   let open = false
+  // A cancel whose rollback is logged ends its turn cancelled: the turn calls the model no more (a crash in between too).
+  let cancelling = false
   for (const { seq, record: r } of entries) {
     const call = String(r.toolCallId)
     if (r.type === 'harness.assistant') for (const c of (r.toolCalls as Array<{ id: string }>) ?? []) announced.add(c.id)
     if (r.type === 'harness.turn.started') {
       if (open) found.push(`${logId}@${seq}: a turn began while another was open`)
       open = true
+      cancelling = false
     }
+    if (r.type === 'harness.rollback' && r.cancel) cancelling = true
+    if (cancelling && r.type === 'harness.assistant')
+      found.push(`${logId}@${seq}: the model was called after a cancel of the turn began rolling back`)
+    if (cancelling && r.type === 'harness.turn.finished')
+      found.push(`${logId}@${seq}: a turn whose cancel began rolling back finished, not cancelled`)
     if (r.type === 'harness.turn.finished' || r.type === 'harness.turn.cancelled') open = false
     if (CALL_RECORDS.has(r.type) && (!announced.has(call) || settled.has(call))) {
       found.push(`${logId}@${seq}: ${r.type} of call ${call} is outside its call`)

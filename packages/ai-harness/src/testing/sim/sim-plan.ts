@@ -58,13 +58,15 @@ export function planWorld(random: SimRandom): SimPlan {
   const count = random.int(1, 5)
   for (let i = 0; i < count; i++) {
     const at = random.int(0, faultsForMs)
+    const workload = random.pick(SIM_WORKLOADS)
     sessions.push({
       id: `s${i + 1}`,
-      workload: random.pick(SIM_WORKLOADS),
+      workload,
       at,
       host: random.int(0, hosts - 1),
       ...(random.chance(0.15) ? { handOffAt: at + random.int(0, 200) } : {}),
-      ...(random.chance(0.1) ? { cancelAt: at + random.int(0, 3_000) } : {}),
+      // An undo-cancel session is always cancelled, most often while it holds (its charge done): the cancel rolls it back.
+      ...(random.chance(0.1) || workload === 'undo-cancel' ? { cancelAt: at + random.int(0, 3_000) } : {}),
       ...(random.chance(0.08) ? { deleteAt: at + random.int(0, 3_000) } : {}),
       ...(random.chance(0.3) ? { submit: true } : {}),
     })

@@ -30,6 +30,7 @@ export const SIM_WORKLOADS = [
   'verify',
   'once',
   'undo',
+  'undo-cancel',
   'long',
 ] as const
 export type SimWorkload = (typeof SIM_WORKLOADS)[number]
@@ -125,7 +126,7 @@ function withRetry(step: Step, name: string, options: StepOptions, fn: (c: StepR
   return step.do(name, options, fn)
 }
 
-/** The tools whose side effect takes no key: a verified mail, a once sms, a charge with an undo. */
+/** The tools whose side effect takes no key: a verified mail, a once sms, a charge with an undo (on a failure, or on a cancel). */
 function outcomeTools(context: WorkloadContext, fx: (options?: EffectOptions) => (c: StepRunContext) => Promise<string>) {
   const r = context.random
   return {
@@ -146,6 +147,14 @@ function outcomeTools(context: WorkloadContext, fx: (options?: EffectOptions) =>
     undo: durableTool(definition('undo'), async (_a, { step }) => {
       await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
       await step.do('ship', fx({ fail: 0.5 }))
+      return 'shipped'
+    }),
+    // A charge with a compensation, then a hold its session is cancelled in (the plan always cancels it): the cancel
+    // rolls the charge back, and a crash in that rollback leaves the rest of it, and the cancel, to the next run.
+    'undo-cancel': durableTool(definition('undo-cancel'), async (_a, { step }) => {
+      await step.do('charge', { undo: (_v, c) => fx()({ idempotencyKey: c.idempotencyKey, attempt: 1, signal: c.signal }) }, fx())
+      await step.sleep('hold', 8_000)
+      await step.do('ship', fx())
       return 'shipped'
     }),
   }
