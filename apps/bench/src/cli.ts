@@ -22,9 +22,10 @@ const program = new Command()
   .option('--out <file>', 'where to write the JSON (default: results/latest.json, or results/quick.json with --quick)')
   .addOption(new Option('--stores <names...>', 'only these stores').choices([...STORE_NAMES]))
   .addOption(new Option('--sections <names...>', 'only these sections').choices([...SECTION_NAMES]))
-  .action(async (options: { quick?: boolean; out?: string; stores?: StoreName[]; sections?: SectionName[] }) => {
+  .option('--baseline <commit>', 'the commit the plain section builds and compares with (default: the one before issue #31)')
+  .action(async (options: { quick?: boolean; out?: string; stores?: StoreName[]; sections?: SectionName[]; baseline?: string }) => {
     const config = options.quick ? QUICK_CONFIG : DEFAULT_CONFIG
-    const result = await runBench(config, { stores: options.stores, sections: options.sections })
+    const result = await runBench(config, { stores: options.stores, sections: options.sections, baseline: options.baseline })
     const out = path.resolve(options.out ?? path.join(RESULTS, options.quick ? 'quick.json' : 'latest.json'))
     await mkdir(path.dirname(out), { recursive: true })
     await writeFile(out, `${JSON.stringify(result, null, 2)}\n`)

@@ -21,6 +21,8 @@ export const SECTION_NAMES: readonly SectionName[] = ['steps', 'recovery', 'thro
 export interface RunOptions {
   stores?: readonly StoreName[]
   sections?: readonly SectionName[]
+  /** The commit the plain-step section compares this build with (default: the one before issue #31). */
+  baseline?: string
 }
 
 /**
@@ -104,7 +106,7 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
   if (sections.has('plain')) {
     progress('plain step.do: this build and the commit before issue #31, on the memory store')
     await attempt(result, 'plain', 'memory', async () => {
-      result.plainStep = await measurePlainStep(config)
+      result.plainStep = await measurePlainStep(config, options.baseline)
     })
   }
   result.durationMs = Math.round(performance.now() - started)

@@ -34,7 +34,7 @@ interface Appended {
  * counted: the appends each step made, their records and bytes, which must be the same
  * on both builds (one append of one record).
  */
-export async function measurePlainStep(config: BenchConfig, baseline = BEFORE_ISSUE_31): Promise<PlainStepResult> {
+export async function measurePlainStep(config: BenchConfig, baseline: string = BEFORE_ISSUE_31): Promise<PlainStepResult> {
   const current: Build = {
     label: 'this build',
     commit: await workspaceCommit(),
