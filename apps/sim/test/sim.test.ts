@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { planWorld, runSimWorld, SimRandom, type SimPlan } from '@tanstack/ai-harness/testing/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // The S3 package's own test server (node:http, in memory), as its tests start it.
@@ -253,4 +255,29 @@ describe('simulated worlds on the networked stores', () => {
   // Fewer: every store call is a request to a server in this process.
   it('2 worlds on DynamoDB (dynalite) break no invariant', () => worlds('dynamodb', 1, 2))
   it('2 worlds on S3 (the S3 test server) break no invariant', () => worlds('s3', 1, 2, { endpoint: server.endpoint, bucket: 'sim' }))
+})
+
+describe('a long soak in one process', () => {
+  it('keeps nothing of a world once it ended: its data set is collected', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const { createMemoryData, memoryStore } = await import('@tanstack/ai-harness-memory')
+    const refs: WeakRef<object>[] = []
+    for (let seed = 1; seed <= 8; seed++) {
+      await runSimWorld({
+        seed,
+        backend: () => {
+          const data = createMemoryData()
+          refs.push(new WeakRef(data))
+          return { open: (clock) => memoryStore({ data, clock }) }
+        },
+      })
+    }
+    // Collection is not instant: a few rounds, each after the microtasks ran out.
+    for (let i = 0; i < 5 && refs.some((r) => r.deref()); i++) {
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+    }
+    expect(refs.filter((r) => r.deref() !== undefined).length, 'worlds whose data set is still held').toBe(0)
+  })
 })
