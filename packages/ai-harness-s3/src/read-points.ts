@@ -2,7 +2,7 @@ import { boundedMap } from '@tanstack/ai-harness/store'
 import type { Batch, ListedSlot } from './batches.js'
 import type { StoredText } from './objects.js'
 
-/** Logs whose read point (a parsed batch of at most maxBatchBytes, 1 MiB by default, and a read window) a reader keeps. */
+/** Logs whose read point (a parsed batch of at most maxBatchBytes, 1 MiB by default, and up to 2 MiB of bodies downloading ahead) a reader keeps. */
 const READ_POINTS = 8
 
 /** A batch a read fetched and parsed but did not return whole yet. */

@@ -11,6 +11,11 @@ import { startAt } from './read-start.js'
  * download seven more objects than it needs.
  */
 const READ_WINDOW_BYTES = 256 * 1024
+/**
+ * Bytes of batch bodies a reader paging on keeps downloading ahead of the page it serves:
+ * enough that a page's next batch has arrived by the time the page before is folded.
+ */
+const READ_AHEAD_BYTES = 2 * 1024 * 1024
 
 /**
  * Entries with `seq > after`, at most `limit`. A page that follows the previous page of
@@ -39,6 +44,10 @@ async function readOnce(ctx: LogContext, logId: string, after: number, limit: nu
   const point = known ?? (await startAt(ctx, logId, after, limit))
   if (point === 'end') return []
   if (!point) return undefined
+  // A reader paging on: keep the next batches downloading while this page is served and
+  // folded, and send the request that shows a delete now, beside them, not after them.
+  const probe = known ? probeOf(ctx, point, limit) : undefined
+  if (known) fetchAhead(ctx, point)
   // A start listed the log in this call, which shows whether it was deleted.
   let checked = known === undefined
   // A listing of this call reached the end: it shows every append that resolved before the
@@ -75,11 +84,12 @@ async function readOnce(ctx: LogContext, logId: string, after: number, limit: nu
     if (fetched === undefined) return undefined
     checked ||= fetched
   }
-  // A page served from what earlier pages fetched: one HEAD shows its batch is still there
-  // as it was (a delete overwrites every batch with a tombstone, which has another ETag).
+  // A page served from what earlier pages fetched: one HEAD, sent after the read began, shows
+  // a batch of the log is still there as it was (a delete overwrites every batch with a
+  // tombstone, which has another ETag, before it resolves).
   if (!checked && last) {
-    const now = await ctx.io.head(last.key)
-    if (now?.etag !== last.etag || now.size === 0) return undefined
+    const seen = (await probe) ?? { slot: last, now: await ctx.io.head(last.key) }
+    if (seen.now?.etag !== seen.slot.etag || seen.now.size === 0) return undefined
   }
   if (entries.length >= limit && (known || heldEntries(point) < limit)) fetchAhead(ctx, point)
   ctx.points.put(logId, point)
@@ -140,19 +150,58 @@ function windowSize(queue: readonly ListedSlot[], most: number): number {
 }
 
 /**
- * Starts downloading the next window of queued batches, for a reader paging on, so it
- * does not wait for each download in turn. Used only under the ETag listed for it.
+ * Keeps the next queued batches downloading, up to `READ_AHEAD_BYTES` (one batch at least,
+ * `readConcurrency` at most), for a reader paging on, so it does not wait for each download
+ * in turn. A body is used only under the ETag listed for it.
  */
 function fetchAhead(ctx: LogContext, point: ReadPoint): void {
-  if (point.ahead.size > 0) return
-  const next = point.nextQueued(ctx.readConcurrency)
-  for (const slot of next.slice(0, windowSize(next, ctx.readConcurrency))) {
-    if (ctx.caches.hasBody(slot)) continue
+  let bytes = 0
+  for (const slot of point.nextQueued(ctx.readConcurrency)) {
+    if (bytes > 0 && bytes + slot.size > READ_AHEAD_BYTES) break
+    bytes += slot.size
+    if (point.ahead.has(slot.key) || ctx.caches.hasBody(slot)) continue
     point.ahead.set(
       slot.key,
       ctx.io.get(slot.key).catch(() => undefined),
     )
   }
+}
+
+/**
+ * A HEAD of the batch a page from what the point holds starts in (or else the next one
+ * queued), sent at the read's start; none when the page has to list (it then shows a delete).
+ */
+function probeOf(ctx: LogContext, point: ReadPoint, limit: number): Promise<Probed> | undefined {
+  if (heldEntries(point) + queuedEntries(point) < limit) return undefined
+  const slot = point.held[0]?.slot ?? point.nextQueued(1)[0]
+  if (!slot) return undefined
+  const probed = ctx.io.head(slot.key).then((now) => ({ slot, now }))
+  // Awaited when the page needs it (its failure is then the read's); ignored when a listing or GET of the page shows a delete instead.
+  probed.catch(() => undefined)
+  return probed
+}
+
+/** What a HEAD sent during a read showed of a listed batch. */
+interface Probed {
+  readonly slot: ListedSlot
+  readonly now: { etag: string; size: number } | undefined
+}
+
+/**
+ * About how many entries the queued batches hold, from their listed sizes at the held
+ * batches' records per byte (each batch holds one at least): a page that needs more than
+ * the point holds and has queued will list, and that listing shows a delete.
+ */
+function queuedEntries(point: ReadPoint): number {
+  const queued = point.nextQueued(point.queued)
+  let records = 0
+  let bytes = 0
+  for (const { slot, batch } of point.held) {
+    records += batch.count
+    bytes += slot.size
+  }
+  if (bytes === 0) return queued.length > 0 ? Number.POSITIVE_INFINITY : 0
+  return queued.reduce((sum, slot) => sum + Math.max(1, Math.floor((slot.size * records) / bytes)), 0)
 }
 
 /** Entries the point's held batches still have to return. */

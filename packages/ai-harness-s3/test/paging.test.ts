@@ -126,3 +126,74 @@ describe('cost of a full paged read', () => {
     expect(lists).toBeLessThanOrEqual(5)
   })
 })
+
+describe('a reader paging on', () => {
+  /** Four stored batches of 2 500 records (~170 KB each, too big for the body cache). */
+  async function fourBatches(logPrefix: string) {
+    const writer = s3Store({ bucket: target.bucket, prefix: logPrefix, clientConfig: target.clientConfig })
+    for (let b = 0; b < 4; b++) {
+      await writer.append(
+        's',
+        b * 2500 + 1,
+        Array.from({ length: 2500 }, (_, i) => ({ type: 't', n: b * 2500 + i, pad: 'x'.repeat(40) })),
+      )
+    }
+    await writer.close()
+    return keyLayout(logPrefix)
+  }
+
+  it('keeps more than one large batch downloading ahead of its pages', async () => {
+    await fourBatches(`${prefix}ahead/`)
+    const { client, calls } = countingClient()
+    const reader = s3Store({ bucket: target.bucket, prefix: `${prefix}ahead/`, client })
+    try {
+      await reader.read('s', { after: 0, limit: 1000 })
+      await reader.read('s', { after: 1000, limit: 1000 })
+      // The second page came from the first batch alone; the next three are on their way
+      // (680 KB, more than one 256 KB window), each requested once.
+      expect(calls.filter((c) => c === 'GetObjectCommand')).toHaveLength(4)
+      const entries = await readAll(reader, 's', 1000, 2000)
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 8000 }, (_, i) => i + 2001))
+      expect(calls.filter((c) => c === 'GetObjectCommand')).toHaveLength(4)
+    } finally {
+      client.destroy()
+    }
+  })
+
+  it('sends the request that shows a delete at the start of a page, not after the batch it waits for', { timeout: 15_000 }, async () => {
+    const logPrefix = `${prefix}probe/`
+    const layout = await fourBatches(logPrefix)
+    const client = new S3Client(target.clientConfig)
+    // The GET of batch 2 is answered only once a HEAD was sent after it: a page that waited
+    // for that batch before it sent its HEAD would never finish.
+    let getSent = false
+    let release: () => void = () => {}
+    const headAfterGet = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: string }).Key
+        if (context.commandName === 'HeadObjectCommand' && getSent) release()
+        if (context.commandName === 'GetObjectCommand' && key === layout.batch('s', 0, 2)) {
+          getSent = true
+          const out = await next(args)
+          await headAfterGet
+          return out
+        }
+        return next(args)
+      },
+      { step: 'initialize' },
+    )
+    const reader = s3Store({ bucket: target.bucket, prefix: logPrefix, client })
+    try {
+      await reader.read('s', { after: 0, limit: 1000 })
+      await reader.read('s', { after: 1000, limit: 1000 })
+      // 500 records of batch 1, then 500 of batch 2, whose download started during the page before.
+      const page = await reader.read('s', { after: 2000, limit: 1000 })
+      expect(page.map((e) => e.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 2001))
+    } finally {
+      client.destroy()
+    }
+  })
+})
