@@ -37,6 +37,8 @@ export class CallLog implements StepJournal {
     readonly signal: AbortSignal,
     /** The context of the call's span: step spans are its children. */
     readonly trace: OtelContext | undefined,
+    /** True once the call's time limit passed: the call has ended then, whoever notices first. */
+    private readonly timeUp: () => boolean = () => false,
   ) {}
 
   get idPrefix(): string {
@@ -53,7 +55,7 @@ export class CallLog implements StepJournal {
   }
 
   assertLive(what: string): void {
-    if (this.#ended) throw toolCallSettled(what, this.toolCallId, this.toolName)
+    if (this.#ended || this.timeUp()) throw toolCallSettled(what, this.toolCallId, this.toolName)
   }
 
   /**

@@ -144,18 +144,22 @@ async function executeCall(
     // A durable tool runs through the tool's own execute, as chat() would call it: a
     // middleware's wrapper of it (permissions, metering) runs in a session too, and the
     // durable execute under it finds the session's context (see `isSessionContext`).
-    const value = agent
-      ? await runAgentCall(call, agent, args, context)
-      : meta
-        ? await call.deadline.race(
-            // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
-            call.outcomes.compensations.runCall(
-              () => Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))),
-              () => control.stopped || call.stop !== undefined || call.deadline.expired,
-            ),
-          )
-        : await tool.execute!(args, call.contextFor(context))
-    // A tool that caught its step's park signal (or a lost write) still stops the run.
+    // The call's execute races the call's stop: a step that parks or meets the session's own
+    // failure stays pending in the tool, and the call ends here (see `LiveToolCall.raceStop`).
+    const value = await call.raceStop(() =>
+      agent
+        ? runAgentCall(call, agent, args, context)
+        : meta
+          ? call.deadline.race(
+              // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
+              call.outcomes.compensations.runCall(
+                () => Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))),
+                () => control.stopped || call.stop !== undefined || call.deadline.expired,
+              ),
+            )
+          : Promise.resolve(tool.execute!(args, call.contextFor(context))),
+    )
+    // A stop noted as the tool returned still stops the run.
     if (call.stop) throw call.stop
     return { ok: true, value }
   } catch (caught) {

@@ -77,7 +77,7 @@ export class LiveToolCall {
     const turnRunSignal = signal ?? new AbortController().signal
     this.#retry = tool.retry
     this.deadline = deadline(turnRunSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
-    this.log = new CallLog(session, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace)
+    this.log = new CallLog(session, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace, () => this.deadline.expired)
     this.#stepStop = { signal: this.deadline.signal, isStop: (error) => ownFailureIn(session, error) !== undefined }
   }
 
@@ -106,16 +106,37 @@ export class LiveToolCall {
     return this.log.park(reason, until, event)
   }
 
-  /** The first park signal or own failure a step function of this call threw, caught by the tool or not. */
+  /** The first park signal or own failure of the session that a step of this call met. */
   #stop: object | undefined
+  #noteStop: () => void = () => {}
+  /** Settles when a step of the call meets the run's stop (a park, a lost write or lease). */
+  readonly #whenStopped = new Promise<void>((resolve) => {
+    this.#noteStop = resolve
+  })
+  /** True while the harness races the call's execute against its stop (see `raceStop`). */
+  #racing = false
 
   /**
-   * The park signal or own failure of the session that a step threw, if any. The run
-   * stops on it even when the tool caught it (a `try` around a step that may fail, or
-   * park for its retry) and returned or threw something else.
+   * The park signal or own failure of the session that a step met, if any: the run stops
+   * on it, and the tool never sees it (see `raceStop`).
    */
   get stop(): object | undefined {
     return this.#stop
+  }
+
+  /**
+   * Runs the call's execute against its stop: a step that parks (a long sleep, a question,
+   * a retry's wait) or meets the session's own failure does not settle, so no control flow
+   * passes through the tool's code (its `catch` and `finally` see nothing); the harness
+   * ends the call here instead, and the call runs again from its start when the session
+   * resumes. Resolves with what execute returned, or throws what it threw or the stop.
+   */
+  async raceStop<T>(execute: () => Promise<T>): Promise<T> {
+    this.#racing = true
+    const stopped = this.#whenStopped.then(() => STOPPED)
+    const value = await Promise.race([execute(), stopped])
+    if (value === STOPPED) throw this.#stop
+    return value as T
   }
 
   /** The plain `step.do`: its checks, then the step engine on the session log. */
@@ -129,14 +150,20 @@ export class LiveToolCall {
     return runStep(this.log, name, policy, fn, this.#stepStop)
   }
 
-  /** Notes the park signals and own failures that `step`'s functions throw (see `stop`). */
+  /** The step API the tool gets: the run's stop (a park, an own failure) never reaches the tool (see `raceStop`). */
   #watched(step: Step): Step {
     const watched: Record<string, unknown> = {}
     for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
       // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
       watched[key] = (...args: unknown[]) =>
         run(...args).catch((error: unknown) => {
-          this.#stop ??= ownFailureIn(this.session, error)
+          const mine = ownFailureIn(this.session, error)
+          if (!mine) throw error
+          this.#stop ??= mine
+          this.#noteStop()
+          // The tool does not get the run's stop: its step stays pending while the harness ends the call.
+          // A call nobody races (a cancel's probe of the call) gets it as an error, as its caller expects.
+          if (this.#racing) return new Promise<never>(() => {})
           throw error
         })
     }
@@ -269,3 +296,6 @@ const TOOL_RECORD_RULES: RecordRules = {
   },
   error: (code, message, path) => new RecordError(code, message, path),
 }
+
+/** What `raceStop` sees when the stop came first. */
+const STOPPED = Symbol('stopped')

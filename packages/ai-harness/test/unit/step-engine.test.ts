@@ -3,7 +3,7 @@ import { defineHarness, durableTool, NonRetryableError, type StepOptions, type S
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import { plainJournal, runStep, type StepAttempt, type StepJournal, type StepLookup } from '../../src/runtime/step-engine.js'
+import { plainJournal, runStep, type StepAttempt, type StepJournal, type StepLookup, type StepStop } from '../../src/runtime/step-engine.js'
 import { type StepPolicy, stepPolicy } from '../../src/runtime/step-retry.js'
 import { batchModel, createWorld, drain, recordsOf } from '../support/harness.js'
 
@@ -43,7 +43,7 @@ const free = { signal: new AbortController().signal, isStop: () => false }
 const policy = (options: StepOptions = {}): StepPolicy => stepPolicy({ delayMs: 0, ...options })
 
 /** What `runStep` threw for a step `s` with `options`. */
-const thrownBy = (journal: StepJournal, options: StepOptions, fn: (c: StepRunContext) => unknown, stop = free) =>
+const thrownBy = (journal: StepJournal, options: StepOptions, fn: (c: StepRunContext) => unknown, stop: StepStop = free) =>
   runStep(journal, 's', policy(options), fn, stop).then(
     () => undefined,
     (error: unknown) => error,
