@@ -6,7 +6,8 @@ import { after } from './timings.js'
 const END: IteratorReturnResult<undefined> = { done: true, value: undefined }
 
 /**
- * How a run of a turn ended. `deleted`: the session's log was deleted while this host
+ * How a run of a turn ended, kept in one place per kind of run (the end of the chat loop,
+ * a recovery that does not chat). `deleted`: the session's log was deleted while this host
  * drove it; nothing more was written.
  */
 export type TurnRunOutcome =

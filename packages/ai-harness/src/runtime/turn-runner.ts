@@ -11,7 +11,7 @@ import type { ParkedRecord } from './records.js'
 import { approvalId, callInput, openApprovalsOf } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
-import type { TurnRunControl } from './turn-run.js'
+import type { TurnRunControl, TurnRunOutcome } from './turn-run.js'
 
 /**
  * The chat loop of a turn, in one run of the turn: one `chat()` call that logs each
@@ -44,7 +44,14 @@ export async function* chatTurn(session: SessionRuntime, turnId: string, control
   }
 }
 
-/** The chat loop, then the end of the turn's run: parked, stopped, failed or finished. */
+/** How a run of a turn ends: its outcome, the chunks that tell the client, and the error its stream ends with, if any. */
+interface TurnRunEnd {
+  readonly outcome: TurnRunOutcome
+  readonly tail: readonly StreamChunk[]
+  readonly error?: unknown
+}
+
+/** The chat loop, then the end of the turn's run: parked, stopped, failed, finished or deleted. */
 async function* chatLoopAndEnd(
   session: SessionRuntime,
   turnId: string,
@@ -55,24 +62,32 @@ async function* chatLoopAndEnd(
   const redactor = new StreamRedactor(session.scanner)
   const { failed, chatRunId } = yield* streamChat(loop, redactor)
   yield* redactor.flush()
+  const end = await endOrDeleted(session, () => endTurnRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, chatRunId))
+  // The one place a chat run's outcome is kept, before its last chunks: a reader that stops
+  // reading at the question still leaves the run parked.
+  control.outcome = end.outcome
+  yield* end.tail
+  if (end.error !== undefined) throw end.error
+}
+
+/** The end of the run, or `deleted` when it failed because the session's log was deleted under this host. */
+async function endOrDeleted(session: SessionRuntime, end: () => Promise<TurnRunEnd>): Promise<TurnRunEnd> {
   try {
-    yield* endTurnRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, chatRunId)
+    return await end()
   } catch (error) {
     // A log deleted under this host: say so, rather than call it a conflict or a cut turn.
-    if (await logWasDeleted(session).catch(() => false)) {
-      control.outcome = { kind: 'deleted' }
-      throw new HarnessError(
-        'LOG_CONFLICT',
-        `Session ${JSON.stringify(session.sessionId)} was deleted while this host drove it; this host wrote nothing more to it.`,
-        { cause: error },
-      )
-    }
-    throw error
+    if (!(await logWasDeleted(session).catch(() => false))) throw error
+    const deleted = new HarnessError(
+      'LOG_CONFLICT',
+      `Session ${JSON.stringify(session.sessionId)} was deleted while this host drove it; this host wrote nothing more to it.`,
+      { cause: error },
+    )
+    return { outcome: { kind: 'deleted' }, tail: [], error: deleted }
   }
 }
 
 /** After the chat loop, the end of the turn's run: park, stop, or log the end of the turn. */
-async function* endTurnRun(
+async function endTurnRun(
   session: SessionRuntime,
   turnId: string,
   control: TurnRunControl,
@@ -81,47 +96,48 @@ async function* endTurnRun(
   text: string,
   redactor: StreamRedactor,
   chatRunId: string | undefined,
-): AsyncGenerator<StreamChunk> {
+): Promise<TurnRunEnd> {
   const { scanner, writer } = session
-  if (isParkSignal(fatal)) {
-    let parked: ParkedRecord
-    try {
-      parked = await park(session, fatal)
-    } catch (error) {
-      // An answer landed between the question and the park: its wakeup makes the turn
-      // due, and whoever takes it next sees the answer. This host stops here.
-      if (!isHarnessError(error, 'LOG_CONFLICT') || (await logWasDeleted(session).catch(() => false))) throw error
-      control.outcome = { kind: 'stopped' }
-      return
-    }
-    control.outcome = { kind: 'parked', parked }
-    if (parked.reason === 'ask') yield redactor.redactEvent(customEvent(HARNESS_EVENTS.question, fatal.event))
-    const approvals = parked.reason === 'approval' ? approvalsOf(session) : []
-    // A child agent's approvals keep the child's session and call ids: approve them in the child.
-    const childApprovals = parked.reason === 'agent' ? ((fatal.event.approvals as unknown[] | undefined) ?? []) : []
-    for (const approval of [...approvals, ...childApprovals]) yield redactor.redactEvent(customEvent(HARNESS_EVENTS.approval, approval))
-    yield redactor.redactEvent(
-      customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId }),
-    )
-    // TanStack AI's own end of its run when it waits for approval, so its client shows the approval prompt.
-    if (approvals.length > 0) yield redactor.redactEvent(approvalInterrupt(session, chatRunId, approvals))
-    return
-  }
+  if (isParkSignal(fatal)) return parkTurnRun(session, fatal, redactor, chatRunId)
   const stop = fatal ?? control.stopped()
   if (stop) throw stop
-  if (control.abortController.signal.aborted) {
-    control.outcome = { kind: 'stopped' }
-    return
-  }
-  if (failed) {
-    control.outcome = { kind: 'failed' }
-    return
-  }
+  if (control.abortController.signal.aborted) return { outcome: { kind: 'stopped' }, tail: [] }
+  if (failed) return { outcome: { kind: 'failed' }, tail: [] }
   const end: LogRecord[] = []
   if (text !== '') end.push({ type: 'harness.assistant', turnId, text: scanner.redactText(text), toolCalls: [] })
   end.push({ type: 'harness.turn.finished', turnId, at: session.clock.now() })
   await writer.append(end)
-  control.outcome = { kind: 'finished' }
+  return { outcome: { kind: 'finished' }, tail: [] }
+}
+
+/** A run that parks: logs why the turn waits, with the chunks that show the client what it waits for (a question, approvals). */
+async function parkTurnRun(
+  session: SessionRuntime,
+  signal: ParkSignal,
+  redactor: StreamRedactor,
+  chatRunId: string | undefined,
+): Promise<TurnRunEnd> {
+  let parked: ParkedRecord
+  try {
+    parked = await park(session, signal)
+  } catch (error) {
+    // An answer landed between the question and the park: its wakeup makes the turn
+    // due, and whoever takes it next sees the answer. This host stops here.
+    if (!isHarnessError(error, 'LOG_CONFLICT') || (await logWasDeleted(session).catch(() => false))) throw error
+    return { outcome: { kind: 'stopped' }, tail: [] }
+  }
+  const tail: StreamChunk[] = []
+  if (parked.reason === 'ask') tail.push(redactor.redactEvent(customEvent(HARNESS_EVENTS.question, signal.event)))
+  const approvals = parked.reason === 'approval' ? approvalsOf(session) : []
+  // A child agent's approvals keep the child's session and call ids: approve them in the child.
+  const childApprovals = parked.reason === 'agent' ? ((signal.event.approvals as unknown[] | undefined) ?? []) : []
+  for (const approval of [...approvals, ...childApprovals]) tail.push(redactor.redactEvent(customEvent(HARNESS_EVENTS.approval, approval)))
+  tail.push(
+    redactor.redactEvent(customEvent(HARNESS_EVENTS.parked, { reason: parked.reason, until: parked.until, toolCallId: parked.toolCallId })),
+  )
+  // TanStack AI's own end of its run when it waits for approval, so its client shows the approval prompt.
+  if (approvals.length > 0) tail.push(redactor.redactEvent(approvalInterrupt(session, chatRunId, approvals)))
+  return { outcome: { kind: 'parked', parked }, tail }
 }
 
 /**
