@@ -12,6 +12,7 @@ import type { ApprovalRequestedRecord, AssistantRecord, LoggedToolCall, ToolResu
 import type { SessionRuntime } from './session-runtime.js'
 import { wrapTool } from './tool-binding.js'
 import type { ChatLoopControl } from './tool-call.js'
+import type { RunStop } from './run-stop.js'
 import type { OtelContext } from './tracing.js'
 
 /**
@@ -26,8 +27,6 @@ import type { OtelContext } from './tracing.js'
  * so far. Tool calls reach it as their {@link ChatLoopControl}.
  */
 export class ChatLoopState implements ChatLoopControl {
-  /** The first reason the loop was stopped for: the session's own failure, or a park signal. */
-  fatal: unknown
   /** The answer text streamed since the last assistant record with tool calls. */
   text = ''
   /** The call ids the model's adapter gives, made unique in the session. */
@@ -46,23 +45,29 @@ export class ChatLoopState implements ChatLoopControl {
   constructor(
     readonly session: SessionRuntime,
     readonly turnId: string,
-    readonly abortController: AbortController,
+    /** The run's stop authority: the loop's signal, and why it stopped. */
+    readonly runStop: RunStop,
     readonly trace: OtelContext | undefined,
   ) {
     this.ids = new CallIds((id) => session.state.toolCalls.has(id))
   }
 
+  /** The first reason the loop was stopped for: the session's own failure, or a park signal. */
+  get fatal(): object | undefined {
+    return this.runStop.reason
+  }
+
   stop(reason: object): void {
-    this.fatal ??= reason
-    this.abortController.abort()
+    if (isParkSignal(reason)) this.runStop.park(reason)
+    else this.runStop.stop(reason)
   }
 
   get stopped(): boolean {
-    return this.fatal !== undefined || this.abortController.signal.aborted
+    return this.runStop.stopped
   }
 
   get parked(): boolean {
-    return isParkSignal(this.fatal)
+    return this.runStop.parked
   }
 
   /** Appends through the session's writer; a failed append stops the loop too. */
@@ -141,7 +146,7 @@ export async function* streamChat(
     tools: loop.bind(harness.tools) as never,
     systemPrompts: harness.options.systemPrompts,
     middleware: [...(harness.options.middleware ?? []), recorder(loop)] as never,
-    abortController: loop.abortController,
+    abortController: loop.runStop.controller,
     modelOptions: harness.options.modelOptions as never,
     agentLoopStrategy: harness.options.agentLoopStrategy as never,
     threadId: loop.session.sessionId,
@@ -160,7 +165,7 @@ export async function* streamChat(
       yield* redactor.push(chunk)
     }
   } catch (error) {
-    if (!loop.fatal && !loop.abortController.signal.aborted) throw error
+    if (!loop.stopped) throw error
   }
   return { failed, chatRunId }
 }
@@ -226,7 +231,7 @@ async function logSettledByChat(
   results: ReadonlyArray<{ toolCallId: string; toolName: string; result?: unknown }>,
 ): Promise<void> {
   // A stopped chat loop (a park, a conflict, a hand-off) settles nothing more: its calls stay open.
-  if (loop.fatal || loop.abortController.signal.aborted) return
+  if (loop.stopped) return
   const { state, scanner } = loop.session
   const missing = results.filter((r) => !state.results.has(r.toolCallId) && state.toolCalls.has(r.toolCallId))
   if (missing.length === 0) return

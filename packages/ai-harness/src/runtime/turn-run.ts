@@ -1,5 +1,6 @@
 import type { StreamChunk } from '@tanstack/ai'
 import type { ParkedRecord } from './records.js'
+import { RunStop } from './run-stop.js'
 import type { SessionWriter } from './session-writer.js'
 import { after } from './timings.js'
 
@@ -19,7 +20,8 @@ export type TurnRunOutcome =
 
 /** What a run of a turn shares with the code that drives it (the chat loop, a recovery). */
 export interface TurnRunControl {
-  readonly abortController: AbortController
+  /** The run's stop authority: its signal, and why it stopped (see `RunStop`). */
+  readonly runStop: RunStop
   /** Why the session stopped (a conflict, a lost lease), if it did. */
   stopped(): Error | undefined
   outcome?: TurnRunOutcome
@@ -35,7 +37,7 @@ export interface TurnRunControl {
  * resume the turn.
  */
 export class TurnRun implements TurnRunControl {
-  readonly abortController = new AbortController()
+  readonly runStop = new RunStop()
   outcome?: TurnRunOutcome
   /** Settles when the run's code has ended, however it ended. */
   readonly done: Promise<void>
@@ -62,6 +64,11 @@ export class TurnRun implements TurnRunControl {
 
   stopped(): Error | undefined {
     return this.stoppedBy()
+  }
+
+  /** The controller of the run's signal (the stop authority's). */
+  get abortController(): AbortController {
+    return this.runStop.controller
   }
 
   readonly #onAbandoned = new Set<() => void>()
@@ -119,7 +126,7 @@ export class TurnRun implements TurnRunControl {
   async stop(reason: string, timeoutMs: number): Promise<boolean> {
     this.#stopRequested = true
     this.writer.close(reason)
-    this.abortController.abort()
+    this.runStop.stop()
     let cancelTimer = () => {}
     // The run's code and its step attempts in flight: the chat loop may end before a tool's attempt does.
     const attempts = Promise.all([...this.#stepScopes.values()])

@@ -38,7 +38,7 @@ export async function* chatTurn(session: SessionRuntime, turnId: string, control
   } finally {
     unwatch?.()
     // A throw that no stop explains (the model call failed, say) is a failed run, not a stopped one.
-    const stopped = control.stopped() !== undefined || control.abortController.signal.aborted
+    const stopped = control.stopped() !== undefined || control.runStop.stopped
     span.set({ [ATTR.outcome]: control.outcome?.kind ?? (threw && !stopped ? 'failed' : 'stopped') })
     span.end()
   }
@@ -58,7 +58,7 @@ async function* chatLoopAndEnd(
   control: TurnRunControl,
   trace: OtelContext | undefined,
 ): AsyncGenerator<StreamChunk> {
-  const loop = new ChatLoopState(session, turnId, control.abortController, trace)
+  const loop = new ChatLoopState(session, turnId, control.runStop, trace)
   const redactor = new StreamRedactor(session.scanner)
   const { failed, chatRunId } = yield* streamChat(loop, redactor)
   yield* redactor.flush()
@@ -101,7 +101,7 @@ async function endTurnRun(
   if (isParkSignal(fatal)) return parkTurnRun(session, fatal, redactor, chatRunId)
   const stop = fatal ?? control.stopped()
   if (stop) throw stop
-  if (control.abortController.signal.aborted) return { outcome: { kind: 'stopped' }, tail: [] }
+  if (control.runStop.signal.aborted) return { outcome: { kind: 'stopped' }, tail: [] }
   if (failed) return { outcome: { kind: 'failed' }, tail: [] }
   const end: LogRecord[] = []
   if (text !== '') end.push({ type: 'harness.assistant', turnId, text: scanner.redactText(text), toolCalls: [] })
