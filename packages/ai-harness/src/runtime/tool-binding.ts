@@ -128,8 +128,8 @@ interface CallOutcome {
 
 /**
  * Runs the tool (an agent's child session, a durable tool with its steps, or a plain
- * tool). Whatever it throws is the call's error, except the session's own failures and
- * park signals, which stop the run.
+ * tool) against the call's stop. Whatever it throws is the call's error; a park or the
+ * session's own failure (which the tool never sees) stops the run.
  */
 async function executeCall(
   session: SessionRuntime,

@@ -49,8 +49,8 @@ export interface ChatLoopControl {
  *
  * A call lives while its `execute` runs. A step call after that (a promise left
  * running) throws `TOOL_CALL_SETTLED`, runs nothing and writes nothing. Every write and
- * every park signal of the call is the session's own: a failure of either stops the run,
- * whatever the tool does with it.
+ * every park of the call is the session's own: a failure of either, or a park, stops the
+ * run, and the step that met it stays pending in the tool (see `raceStop`).
  */
 export class LiveToolCall {
   readonly #usedNames = new Set<string>()
