@@ -145,48 +145,8 @@ export class CallLog implements StepJournal {
     )
   }
 
-  /**
-   * The step's value from the log (a secret the session learned since refuses it), or the
-   * attempt it goes on with: after its last logged failure (once its retry is due), or
-   * after an attempt that began and never ended (cut by a crash or a stop: it counts). A
-   * step out of attempts, or whose failure was final, throws its `StepFailedError`
-   * without calling fn, on this run and every later one.
-   */
-  async lookup(name: string, policy: StepPolicy): Promise<StepLookup> {
-    const { state, scanner } = this.session
-    const stored = state.steps.get(this.toolCallId)?.get(name)
-    if (stored) {
-      // A secret the session learned after the value was logged (a later secret() read): the log
-      // keeps it already, but the tool must not get it back, as on the run that stored it.
-      if (scanner.size > 0) refuseStepSecret(this.session, name, stored.value)
-      const record = {
-        type: 'harness.step',
-        toolCallId: this.toolCallId,
-        name,
-        ...(stored.value === undefined ? {} : { value: stored.value }),
-      }
-      await this.traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
-      return { found: true, value: jsonCopy(stored.value) }
-    }
-    // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
-    if (policy.attempts > 1 && !(this.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
-      throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
-    }
-    const failures = state.stepFailures.get(this.toolCallId)?.get(name)
-    const failed = failures?.attempts ?? 0
-    if (failures && (failures.last.final || failed >= policy.attempts)) {
-      await this.traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
-      throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
-    }
-    const started = state.stepStarts.get(this.toolCallId)?.get(name) ?? 0
-    if (started > failed) {
-      if (started < policy.attempts) return { found: false, attempt: started + 1 }
-      // The budget ran out on a cut attempt (a fn that kills its host, say): the step fails for good.
-      const record = await this.logFailure(name, policy, started, new Error(CUT_ATTEMPT_ERROR), false)
-      throw new StepFailedError(name, started, record.error, false)
-    }
-    if (typeof failures?.last.retryAt === 'number') await this.waitUntil('step.do', name, failures.last.retryAt, await this.durableNow())
-    return { found: false, attempt: failed + 1 }
+  lookup(name: string, policy: StepPolicy): Promise<StepLookup> {
+    return lookupStep(this, name, policy)
   }
 
   async waitRetry(name: string, _attempt: number, _policy: StepPolicy, failure: RecordedFailure): Promise<void> {
@@ -225,117 +185,12 @@ export class CallLog implements StepJournal {
       }
       // Nor one that another host may start too: by this host's clock its lease must be fresh.
       await asOwn(this.session, () => this.session.leaseFresh())
-      if (policy.attempts > 1) await this.#logStart(name, attempt, scope.writer)
+      if (policy.attempts > 1) await logStart(this, name, attempt, scope.writer)
     } catch (error) {
       close(error)
       throw error
     }
-    return this.#attempt(name, attempt, policy, span, scope.writer, close)
-  }
-
-  #attempt(
-    name: string,
-    attempt: number,
-    policy: StepPolicy,
-    span: HarnessSpan,
-    writer: SessionWriter,
-    close: (thrown?: unknown) => void,
-  ): StepAttempt {
-    const headBytes = jsonBytes({ type: 'harness.step', toolCallId: this.toolCallId, name })
-    return {
-      run: (work) => span.run(work),
-      recordValue: async (value) => {
-        const logged = await this.logValue(name, value, headBytes, writer)
-        span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
-        return logged.value
-      },
-      recordFailure: async (error, timedOut, final) => {
-        span.set({ [ATTR.outcome]: timedOut ? 'timed-out' : 'failed' })
-        span.fail(error)
-        // A step without retries logs nothing when fn throws (a later run calls fn again):
-        // only attempts that a crash must not forget are logged.
-        if (policy.attempts === 1) return {}
-        const record = await this.logFailure(name, policy, attempt, error, timedOut, writer, final)
-        return typeof record.retryAt === 'number' ? { retryAt: record.retryAt } : {}
-      },
-      stopped: () => span.set({ [ATTR.outcome]: 'stopped' }),
-      close,
-    }
-  }
-
-  /** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
-  async #logStart(name: string, attempt: number, writer: SessionWriter): Promise<void> {
-    const record: StepStartedRecord = {
-      type: 'harness.step.started',
-      toolCallId: this.toolCallId,
-      name,
-      attempt,
-      at: this.session.clock.now(),
-    }
-    await this.write('step.do', [record], false, writer)
-  }
-
-  /** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
-  async logValue(name: string, value: unknown, headBytes: number, writer: SessionWriter): Promise<{ value: unknown; bytes: number }> {
-    // fn finished after the call ended (a dangling step): its value belongs to no call.
-    this.assertLive('step.do')
-    // Its path can name a key that holds a secret.
-    scrubbed(this.session, () => assertStepJson(name, value))
-    refuseStepSecret(this.session, name, value)
-    const record: LogRecord = { type: 'harness.step', toolCallId: this.toolCallId, name }
-    // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
-    // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
-    const text = value === undefined ? undefined : JSON.stringify(value)
-    let bytes = headBytes
-    if (text !== undefined) {
-      record.value = JSON.parse(text) as JsonValue
-      bytes += VALUE_KEY_BYTES + utf8Length(text)
-    }
-    if (bytes > this.session.maxStepBytes) {
-      throw new StepError(
-        'STEP_TOO_LARGE',
-        name,
-        `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${this.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
-      )
-    }
-    // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
-    await this.write('step.do', [record], true, writer)
-    return { value: text === undefined ? undefined : JSON.parse(text), bytes }
-  }
-
-  /**
-   * Logs a failed attempt (its error without the session's secrets), before any retry
-   * waits: after a crash the attempts go on from the log. A failure that is not final
-   * has `retryAt`, the next attempt's due time.
-   */
-  async logFailure(
-    name: string,
-    policy: StepPolicy,
-    attempt: number,
-    error: unknown,
-    timedOut: boolean,
-    writer = this.session.writer,
-    final = isFinalFailure(policy, error, attempt),
-  ): Promise<StepFailedRecord> {
-    const at = await this.durableNow()
-    const record: StepFailedRecord = {
-      type: 'harness.step.failed',
-      toolCallId: this.toolCallId,
-      name,
-      attempt,
-      // Redacted before it is cut: a secret across the cut would leave its first part in the log.
-      error: shortFailureText(this.session.scanner.redactText(failureText(error))),
-      timedOut,
-      final,
-      at,
-    }
-    if (!final) record.retryAt = retryAt(policy, attempt, at)
-    // A long message must not make the record too large for the store: it is cut further.
-    while (jsonBytes(record) > this.session.store.limits.maxRecordBytes && record.error.length > 16) {
-      record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
-    }
-    await this.write('step.do', [record], false, writer)
-    return record
+    return openAttempt(this, name, attempt, policy, span, scope.writer, close)
   }
 }
 
@@ -376,3 +231,160 @@ const CUT_ATTEMPT_ERROR =
 
 /** The bytes a step record's JSON gains with its value, besides the value's own text. */
 const VALUE_KEY_BYTES = ',"value":'.length
+
+/**
+ * The step's value from the log (a secret the session learned since refuses it), or the
+ * attempt it goes on with: after its last logged failure (once its retry is due), or
+ * after an attempt that began and never ended (cut by a crash or a stop: it counts). A
+ * step out of attempts, or whose failure was final, throws its `StepFailedError`
+ * without calling fn, on this run and every later one.
+ */
+async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promise<StepLookup> {
+  const { state, scanner } = log.session
+  const stored = state.steps.get(log.toolCallId)?.get(name)
+  if (stored) {
+    // A secret the session learned after the value was logged (a later secret() read): the log
+    // keeps it already, but the tool must not get it back, as on the run that stored it.
+    if (scanner.size > 0) refuseStepSecret(log.session, name, stored.value)
+    const record = {
+      type: 'harness.step',
+      toolCallId: log.toolCallId,
+      name,
+      ...(stored.value === undefined ? {} : { value: stored.value }),
+    }
+    await log.traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
+    return { found: true, value: jsonCopy(stored.value) }
+  }
+  // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
+  if (policy.attempts > 1 && !(log.session.clock.now() + policy.delayMs <= LATEST_WAKE_MS)) {
+    throw waitTooLong(`step.do(${JSON.stringify(name)}, { delayMs: ${policy.delayMs} })`, name)
+  }
+  const failures = state.stepFailures.get(log.toolCallId)?.get(name)
+  const failed = failures?.attempts ?? 0
+  if (failures && (failures.last.final || failed >= policy.attempts)) {
+    await log.traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
+    throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
+  }
+  const started = state.stepStarts.get(log.toolCallId)?.get(name) ?? 0
+  if (started > failed) {
+    if (started < policy.attempts) return { found: false, attempt: started + 1 }
+    // The budget ran out on a cut attempt (a fn that kills its host, say): the step fails for good.
+    const record = await logFailure(log, name, policy, started, new Error(CUT_ATTEMPT_ERROR), false)
+    throw new StepFailedError(name, started, record.error, false)
+  }
+  if (typeof failures?.last.retryAt === 'number') await log.waitUntil('step.do', name, failures.last.retryAt, await log.durableNow())
+  return { found: false, attempt: failed + 1 }
+}
+
+function openAttempt(
+  log: CallLog,
+  name: string,
+  attempt: number,
+  policy: StepPolicy,
+  span: HarnessSpan,
+  writer: SessionWriter,
+  close: (thrown?: unknown) => void,
+): StepAttempt {
+  const headBytes = jsonBytes({ type: 'harness.step', toolCallId: log.toolCallId, name })
+  return {
+    run: (work) => span.run(work),
+    recordValue: async (value) => {
+      const logged = await logValue(log, name, value, headBytes, writer)
+      span.set({ [ATTR.outcome]: 'ran', [ATTR.bytes]: logged.bytes })
+      return logged.value
+    },
+    recordFailure: async (error, timedOut, final) => {
+      span.set({ [ATTR.outcome]: timedOut ? 'timed-out' : 'failed' })
+      span.fail(error)
+      // A step without retries logs nothing when fn throws (a later run calls fn again):
+      // only attempts that a crash must not forget are logged.
+      if (policy.attempts === 1) return {}
+      const record = await logFailure(log, name, policy, attempt, error, timedOut, writer, final)
+      return typeof record.retryAt === 'number' ? { retryAt: record.retryAt } : {}
+    },
+    stopped: () => span.set({ [ATTR.outcome]: 'stopped' }),
+    close,
+  }
+}
+
+/** Logs that attempt `attempt` of a step with retries begins (see `StepStartedRecord`). */
+async function logStart(log: CallLog, name: string, attempt: number, writer: SessionWriter): Promise<void> {
+  const record: StepStartedRecord = {
+    type: 'harness.step.started',
+    toolCallId: log.toolCallId,
+    name,
+    attempt,
+    at: log.session.clock.now(),
+  }
+  await log.write('step.do', [record], false, writer)
+}
+
+/** Checks a step's value and logs it; resolves with the JSON copy a later run gets too, and the record's size. */
+export async function logValue(
+  log: CallLog,
+  name: string,
+  value: unknown,
+  headBytes: number,
+  writer: SessionWriter,
+): Promise<{ value: unknown; bytes: number }> {
+  // fn finished after the call ended (a dangling step): its value belongs to no call.
+  log.assertLive('step.do')
+  // Its path can name a key that holds a secret.
+  scrubbed(log.session, () => assertStepJson(name, value))
+  refuseStepSecret(log.session, name, value)
+  const record: LogRecord = { type: 'harness.step', toolCallId: log.toolCallId, name }
+  // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
+  // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
+  const text = value === undefined ? undefined : JSON.stringify(value)
+  let bytes = headBytes
+  if (text !== undefined) {
+    record.value = JSON.parse(text) as JsonValue
+    bytes += VALUE_KEY_BYTES + utf8Length(text)
+  }
+  if (bytes > log.session.maxStepBytes) {
+    throw new StepError(
+      'STEP_TOO_LARGE',
+      name,
+      `Step ${JSON.stringify(name)} returned ${bytes} bytes of JSON, over the limit of ${log.session.maxStepBytes}. Keep step values small: store big data elsewhere and return its id.`,
+    )
+  }
+  // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
+  await log.write('step.do', [record], true, writer)
+  return { value: text === undefined ? undefined : JSON.parse(text), bytes }
+}
+
+/**
+ * Logs a failed attempt (its error without the session's secrets), before any retry
+ * waits: after a crash the attempts go on from the log. A failure that is not final
+ * has `retryAt`, the next attempt's due time.
+ */
+export async function logFailure(
+  log: CallLog,
+  name: string,
+  policy: StepPolicy,
+  attempt: number,
+  error: unknown,
+  timedOut: boolean,
+  writer = log.session.writer,
+  final = isFinalFailure(policy, error, attempt),
+): Promise<StepFailedRecord> {
+  const at = await log.durableNow()
+  const record: StepFailedRecord = {
+    type: 'harness.step.failed',
+    toolCallId: log.toolCallId,
+    name,
+    attempt,
+    // Redacted before it is cut: a secret across the cut would leave its first part in the log.
+    error: shortFailureText(log.session.scanner.redactText(failureText(error))),
+    timedOut,
+    final,
+    at,
+  }
+  if (!final) record.retryAt = retryAt(policy, attempt, at)
+  // A long message must not make the record too large for the store: it is cut further.
+  while (jsonBytes(record) > log.session.store.limits.maxRecordBytes && record.error.length > 16) {
+    record.error = shortFailureText(record.error, Math.floor(record.error.length / 2))
+  }
+  await log.write('step.do', [record], false, writer)
+  return record
+}

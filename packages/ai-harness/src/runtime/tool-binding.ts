@@ -165,7 +165,7 @@ async function executeCall(
   } catch (caught) {
     // A park or a stop first lets the call's steps in flight (the siblings in a Promise.all) log
     // how they ended: a value that is not logged would make the resumed call run its fn again.
-    if (ownFailureIn(session, caught) || call.stop || control.stopped) await call.drain()
+    if (ownFailureIn(session, caught) || call.stop || control.stopped) await call.log.drain()
     const mine = ownFailureIn(session, caught) ?? call.stop
     if (mine) {
       span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })

@@ -3,7 +3,7 @@ import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { scrubbed, CallLog } from './call-log.js'
+import { CallLog, logValue, scrubbed } from './call-log.js'
 import { askStep, sleepStep } from './call-waits.js'
 import {
   type AppendRecords,
@@ -96,11 +96,6 @@ export class LiveToolCall {
     this.deadline.clear()
   }
 
-  /** Before the call parks: its step attempts in flight finish and log (see `CallLog.drain`). */
-  drain(): Promise<void> {
-    return this.log.drain()
-  }
-
   /** A park signal of this call: the run stops on purpose, the call stays open. */
   park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal {
     return this.log.park(reason, until, event)
@@ -186,7 +181,7 @@ export class LiveToolCall {
       doStep: (name, options, fn) => this.#doStep(name, options, fn),
       logValue: async (name, value) => {
         const headBytes = jsonBytes({ type: 'harness.step', toolCallId: this.toolCallId, name })
-        return (await this.log.logValue(name, value, headBytes, this.session.writer)).value
+        return (await logValue(this.log, name, value, headBytes, this.session.writer)).value
       },
       claimName: (name) => this.claimName(name),
       write: (records) => this.log.write('step.do', records),
@@ -216,35 +211,10 @@ export class LiveToolCall {
 
   readonly append: AppendRecords = (records) => {
     this.log.assertLive('append')
-    const checked: LogRecord[] = []
-    checkRecords(records, TOOL_RECORD_RULES, (record, at) => {
-      const secret = this.session.scanner.find(record, at)
-      if (secret) {
-        throw new RecordError(
-          'RECORD_SECRET',
-          `${secret.path} holds a secret of the session (${secret.encoding}). The log must not keep it: log an id, not the token.`,
-          secret.path,
-        )
-      }
-      checked.push(jsonCopy(record))
-    })
-    this.#records.push(...checked)
+    this.#records.push(...checkedAppRecords(this.session, records))
   }
 
-  /**
-   * Reads a secret by name and makes it one of the session's secrets. The first read of
-   * a name logs the name (never the value) before the tool gets it, so whoever opens the
-   * session later resolves it again and keeps it out of the log too.
-   */
-  readonly secret = async (name: string): Promise<string> => {
-    const { sessionSecrets, writer } = this.session
-    const { value, firstUse } = await sessionSecrets.read(name)
-    if (firstUse) {
-      await writer.append([{ type: SECRET_USED_RECORD, name }])
-      sessionSecrets.markUsed(name)
-    }
-    return value
-  }
+  readonly secret = (name: string): Promise<string> => readSecret(this.session, name)
 
   contextFor(context: ToolExecutionContext | undefined): DurableToolContext {
     const durable: DurableToolContext & { [SESSION_CONTEXT]: true } = {
@@ -299,3 +269,35 @@ const TOOL_RECORD_RULES: RecordRules = {
 
 /** What `raceStop` sees when the stop came first. */
 const STOPPED = Symbol('stopped')
+
+/** App records as the call keeps them: checked (no `harness.` type, no secret of the session) and copied. */
+function checkedAppRecords(session: SessionRuntime, records: readonly LogRecord[]): LogRecord[] {
+  const checked: LogRecord[] = []
+  checkRecords(records, TOOL_RECORD_RULES, (record, at) => {
+    const secret = session.scanner.find(record, at)
+    if (secret) {
+      throw new RecordError(
+        'RECORD_SECRET',
+        `${secret.path} holds a secret of the session (${secret.encoding}). The log must not keep it: log an id, not the token.`,
+        secret.path,
+      )
+    }
+    checked.push(jsonCopy(record))
+  })
+  return checked
+}
+
+/**
+ * Reads a secret by name and makes it one of the session's secrets. The first read of
+ * a name logs the name (never the value) before the tool gets it, so whoever opens the
+ * session later resolves it again and keeps it out of the log too.
+ */
+async function readSecret(session: SessionRuntime, name: string): Promise<string> {
+  const { sessionSecrets, writer } = session
+  const { value, firstUse } = await sessionSecrets.read(name)
+  if (firstUse) {
+    await writer.append([{ type: SECRET_USED_RECORD, name }])
+    sessionSecrets.markUsed(name)
+  }
+  return value
+}
