@@ -2,49 +2,17 @@ import type { ApprovalSchemaConfig, InferSchemaType, SchemaInput, ServerTool, To
 import { isWellFormedText } from '../contract/prepare-batch.js'
 import type { LogRecord } from '../contract/types.js'
 import type { IsJson } from '../json/json-types.js'
-import { findNonJson, jsonCopy, utf8Length } from '../json/check-json.js'
+import { findNonJson, utf8Length } from '../json/check-json.js'
 import { checkArgument, checkOptions, isObject, rules } from './check-options.js'
-import { notInDurableSession, StepError, StepFailedError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
-import {
-  checkStepOptions,
-  failureText,
-  isFinalFailure,
-  retryDelay,
-  runAttempt,
-  STEP_OPTIONS_RULE,
-  type StepOptions,
-  stepPolicy,
-} from './step-retry.js'
+import { notInDurableSession, StepError, toolCallSettled, toolTimedOut } from './runtime-errors.js'
+import { plainJournal, runStep, type StepRunContext } from './step-engine.js'
+import { checkStepOptions, STEP_OPTIONS_RULE, type StepOptions, stepPolicy } from './step-retry.js'
 import { MAX_TIMER_MS } from '../store/option-checks.js'
 import { deadline, waitFor } from './timers.js'
 import { PlainCompensations } from './plain-compensation.js'
 import { checkStepDoOptions, type StepDoOptions } from './step-outcome-options.js'
 
-/** What `step.do` passes to its function. */
-export interface StepRunContext {
-  /**
-   * `${logId}:${toolCallId}:${name}`, where `logId` is the session id (the store's name
-   * for it): the same on every run of the step, so the system that performs the side
-   * effect can refuse a second call. `toolCallId` is the call's id
-   * in the session log (see `LoggedToolCall.id`: the model's id, or `${id}-${n}` when the
-   * model reused an id).
-   */
-  readonly idempotencyKey: string
-  /**
-   * The tool call's abort signal (TanStack AI's `ToolExecutionContext.abortSignal`):
-   * aborted when the session stops the run (cancel, hand-off for a deploy, close, a lost
-   * lease), when the attempt passes the step's `timeoutMs`, and when the call passes the
-   * tool's `timeoutMs`. Pass it to `fetch` and other calls that take one, so a stopped
-   * session does not wait for them. A step stopped this way has an unknown outcome: the
-   * next run of the step uses the same idempotency key.
-   */
-  readonly signal: AbortSignal
-  /**
-   * 1 for the first attempt, 2 for the first retry, …; counted across crashes (the log
-   * keeps every failed attempt). The idempotency key does not change with it.
-   */
-  readonly attempt: number
-}
+export type { StepRunContext } from './step-engine.js'
 
 /**
  * Compile-time guard: a step value must be JSON. When it is not (a `Date`, a `Map`,
@@ -283,6 +251,9 @@ function plainContext(
   const live = (what: string) => {
     if (life.ended) throw toolCallSettled(what, toolCallId, toolName)
   }
+  const journal = plainJournal(toolCallId, toolName, signal, life, assertStepJson)
+  // Nothing is the run's own failure in plain chat(): only its signal stops a step.
+  const stop = { signal, isStop: () => false }
   const step: Step = {
     async do(name: string, a: unknown, b?: unknown) {
       live('step.do')
@@ -291,24 +262,10 @@ function plainContext(
       claimStepName(used, name)
       // A once step has one attempt, in plain chat() too.
       const policy = stepPolicy(meta.retry, options, options?.once ? { attempts: 1 } : undefined)
-      const idempotencyKey = `plain:${toolCallId}:${name}`
-      for (let attempt = 1; ; attempt++) {
-        const outcome = await runAttempt(fn, { idempotencyKey, attempt }, signal, policy.timeoutMs)
-        if (outcome.ok) {
-          assertStepJson(name, outcome.value)
-          const value = jsonCopy(outcome.value)
-          // Nothing crashes in plain chat(): verify is never called and once changes nothing; undo is registered.
-          if (options?.undo) undos.register(name, value, options.undo)
-          return value as never
-        }
-        // A stopped run (or the tool's deadline) is no failure of the step: no retry.
-        if (signal.aborted) throw outcome.error
-        // As in a session: what fn threw, or a StepFailedError for a timed-out attempt.
-        if (isFinalFailure(policy, outcome.error, attempt))
-          throw outcome.timedOut ? new StepFailedError(name, attempt, failureText(outcome.error), true) : outcome.error
-        await waitFor(retryDelay(policy, attempt), signal, () => signal.reason)
-        live('step.do')
-      }
+      const value = await runStep(journal, name, policy, fn, stop)
+      // Nothing crashes in plain chat(): verify is never called and once changes nothing; undo is registered.
+      if (options?.undo) undos.register(name, value, options.undo)
+      return value as never
     },
     async sleep(name, ms) {
       live('step.sleep')

@@ -1,8 +1,9 @@
 /**
- * Thrown inside a tool call to stop it on purpose: a long sleep, a question or an
- * approval for a person, a child session that waits. The harness ends the run without settling the
- * call, logs why the turn waits, and a worker (or an answer) resumes it later.
- * Not an error: a tool that catches it must rethrow it.
+ * Why a tool call stops on purpose: a long sleep, a question or an approval for a person,
+ * a child session that waits. The harness ends the run without settling the call, logs why
+ * the turn waits, and a worker (or an answer) resumes it later. Not an error, and never
+ * thrown into a tool: the step that parks stays pending while the harness ends the call
+ * (see `LiveToolCall.raceStop`).
  */
 export class ParkSignal extends Error {
   constructor(

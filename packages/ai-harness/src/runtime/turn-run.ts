@@ -1,12 +1,14 @@
 import type { StreamChunk } from '@tanstack/ai'
 import type { ParkedRecord } from './records.js'
+import { RunStop } from './run-stop.js'
 import type { SessionWriter } from './session-writer.js'
 import { after } from './timings.js'
 
 const END: IteratorReturnResult<undefined> = { done: true, value: undefined }
 
 /**
- * How a run of a turn ended. `deleted`: the session's log was deleted while this host
+ * How a run of a turn ended, kept in one place per kind of run (the end of the chat loop,
+ * a recovery that does not chat). `deleted`: the session's log was deleted while this host
  * drove it; nothing more was written.
  */
 export type TurnRunOutcome =
@@ -18,7 +20,8 @@ export type TurnRunOutcome =
 
 /** What a run of a turn shares with the code that drives it (the chat loop, a recovery). */
 export interface TurnRunControl {
-  readonly abortController: AbortController
+  /** The run's stop authority: its signal, and why it stopped (see `RunStop`). */
+  readonly runStop: RunStop
   /** Why the session stopped (a conflict, a lost lease), if it did. */
   stopped(): Error | undefined
   outcome?: TurnRunOutcome
@@ -34,7 +37,7 @@ export interface TurnRunControl {
  * resume the turn.
  */
 export class TurnRun implements TurnRunControl {
-  readonly abortController = new AbortController()
+  readonly runStop = new RunStop()
   outcome?: TurnRunOutcome
   /** Settles when the run's code has ended, however it ended. */
   readonly done: Promise<void>
@@ -61,6 +64,11 @@ export class TurnRun implements TurnRunControl {
 
   stopped(): Error | undefined {
     return this.stoppedBy()
+  }
+
+  /** The controller of the run's signal (the stop authority's). */
+  get abortController(): AbortController {
+    return this.runStop.controller
   }
 
   readonly #onAbandoned = new Set<() => void>()
@@ -118,7 +126,7 @@ export class TurnRun implements TurnRunControl {
   async stop(reason: string, timeoutMs: number): Promise<boolean> {
     this.#stopRequested = true
     this.writer.close(reason)
-    this.abortController.abort()
+    this.runStop.stop()
     let cancelTimer = () => {}
     // The run's code and its step attempts in flight: the chat loop may end before a tool's attempt does.
     const attempts = Promise.all([...this.#stepScopes.values()])

@@ -146,7 +146,8 @@ describe('a sleep longer than a timer can hold (2^31 ms, about 25 days) waits, a
     expect(events).toEqual(['sleeping'])
     await session.cancel('no more napping')
     await running
-    expect(events).toEqual(['sleeping', 'stopped:LEASE_LOST'])
+    // The stop does not pass through the tool: its sleep stays pending, so its catch never runs.
+    expect(events).toEqual(['sleeping'])
     const entries = await world.read('s')
     expect(recordsOf(entries, 'harness.turn.finished')).toEqual([])
     expect(recordsOf(entries, 'harness.turn.cancelled')).toHaveLength(1)
