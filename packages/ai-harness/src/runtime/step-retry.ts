@@ -143,60 +143,6 @@ export function isFinalFailure(policy: StepPolicy, error: unknown, attempt: numb
   }
 }
 
-/** How one attempt ended. `timedOut`: the step's `timeoutMs` passed first; `fn` may still be running. */
-export type AttemptOutcome = { ok: true; value: unknown } | { ok: false; error: unknown; timedOut: boolean }
-
-/**
- * Runs one attempt of `fn` with its own signal: aborted when `signal` (the tool call's)
- * aborts, and at `timeoutMs`. A timeout ends the attempt at once, whether `fn` honours
- * its signal or not; what `fn` does later is ignored. A stop of the call only aborts the
- * signal: the attempt still ends when `fn` does, as a step in flight finishes on a hand-off.
- */
-export function runAttempt<C extends object>(
-  fn: (context: C & { signal: AbortSignal }) => unknown,
-  context: C,
-  signal: AbortSignal,
-  timeoutMs: number | undefined,
-): Promise<AttemptOutcome> {
-  // Without a time limit the attempt's signal is the call's own: nothing else aborts it,
-  // and a step costs no controller and listener of its own.
-  if (timeoutMs === undefined) {
-    return new Promise((run) => run(fn({ ...context, signal }))).then(
-      (value): AttemptOutcome => ({ ok: true, value }),
-      (error: unknown): AttemptOutcome => ({ ok: false, error, timedOut: false }),
-    )
-  }
-  const controller = new AbortController()
-  const onStop = () => controller.abort(signal.reason)
-  if (signal.aborted) onStop()
-  else signal.addEventListener('abort', onStop, { once: true })
-  return new Promise<AttemptOutcome>((resolve) => {
-    const timer = setTimeout(() => {
-      const reason = timeoutError(timeoutMs)
-      controller.abort(reason)
-      resolve({ ok: false, error: reason, timedOut: true })
-    }, timeoutMs)
-    const settle = (outcome: AttemptOutcome) => {
-      clearTimeout(timer)
-      signal.removeEventListener('abort', onStop)
-      resolve(outcome)
-    }
-    // A synchronous throw is a failed attempt too.
-    new Promise((run) => run(fn({ ...context, signal: controller.signal }))).then(
-      (value) => settle({ ok: true, value }),
-      (error: unknown) => settle({ ok: false, error, timedOut: false }),
-    )
-  })
-}
-
-/** The reason an attempt's signal aborts with at its timeout, as `AbortSignal.timeout` makes it. */
-function timeoutError(timeoutMs: number): Error {
-  return new DOMException(
-    `The attempt timed out after ${timeoutMs} ms (the step's timeoutMs); its side effect may still have happened.`,
-    'TimeoutError',
-  )
-}
-
 /** The text of a failed attempt, as the log keeps it (before secrets are cut). */
 export function failureText(error: unknown): string {
   if (error instanceof Error || (typeof error === 'object' && error !== null && typeof (error as Error).message === 'string')) {
