@@ -1,0 +1,101 @@
+import { createHost, createWorker } from '@tanstack/ai-harness'
+import type { Clock, HarnessStore } from '@tanstack/ai-harness/store'
+import { crashable } from '@tanstack/ai-harness/testing'
+import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
+import { afterEach, beforeEach, expect, it, vi } from 'vitest'
+import { stepHarness } from '../support/faults.js'
+import { drain } from '../support/harness.js'
+
+// Fake timers and Date, so the clock the host, worker and store read is the timers' clock;
+// setImmediate stays real: the memory store yields on it, and the test waits on it.
+beforeEach(() => {
+  vi.useFakeTimers({ now: 1_000_000, toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+})
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+const clock: Clock = { now: () => Date.now() }
+const LEASE_MS = 10_000
+
+/** Real event-loop turns until `done()`, with fake time standing still. */
+async function settle(done: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; turn < 5_000; turn++) {
+    if (done()) return
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  throw new Error(`${what} never happened while the clock stood still`)
+}
+
+it('a started worker that claims a dead host’s session before its lease runs out takes it over at the expiry, not at its next poll', async () => {
+  const data = createMemoryData()
+  // The host's process dies inside the step: its store answers nothing more, its lease is left to expire.
+  const dying = crashable(memoryStore({ data, clock }))
+  const stepAt: number[] = []
+  const { harness } = stepHarness(() => {
+    stepAt.push(clock.now())
+    if (stepAt.length > 1) return 'done'
+    dying.crash()
+    return new Promise(() => {})
+  })
+  const host = createHost({ store: dying, harnesses: harness, clock, hostId: 'web-1', leaseMs: LEASE_MS })
+  // The clock stands still until the test moves it: the lease the turn confirms ends one lease from now.
+  const expiresAt = clock.now() + LEASE_MS
+  const session = await host.open({ sessionId: 's' })
+  void drain(session.send('go')).catch(() => {})
+  await settle(() => stepAt.length === 1, 'the first step')
+
+  // A store with expiry only (no `leases.orphans`): the worker learns nothing from liveness.
+  const inner = memoryStore({ data, clock })
+  const scheduled: number[] = []
+  const store: HarnessStore = {
+    ...inner,
+    leases: { acquire: inner.leases.acquire, renew: inner.leases.renew, release: inner.leases.release },
+    wakeups: {
+      ...inner.wakeups,
+      schedule: (logId, at) => {
+        scheduled.push(at)
+        return inner.wakeups.schedule(logId, at)
+      },
+    },
+  }
+  // The running turn's wakeup is due a renewal period (a third of the lease) before the expiry: claim it after that, before the expiry.
+  await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
+  const worker = createWorker({ store, harnesses: harness, clock, workerId: 'worker-1', pollMs: 60_000 })
+  worker.start()
+  // The worker found it held: its wakeup moves to the expiry (for any worker, should this one die too).
+  await settle(() => scheduled.includes(expiresAt), 'the wakeup moved to the lease’s expiry')
+  expect(stepAt).toHaveLength(1)
+
+  await vi.advanceTimersByTimeAsync(expiresAt - clock.now() - 1)
+  for (let turn = 0; turn < 200; turn++) await new Promise((resolve) => setImmediate(resolve))
+  expect(stepAt, 'nothing takes the session while the lease lives').toHaveLength(1)
+
+  await vi.advanceTimersByTimeAsync(1)
+  await settle(() => stepAt.length === 2, 'the takeover at the expiry')
+  // At the expiry to the ms, not at the worker's next poll (60 s on).
+  expect(stepAt[1]).toBe(expiresAt)
+  const stopping = worker.stop()
+  await vi.advanceTimersByTimeAsync(10_000)
+  await stopping
+})
+
+it('a started worker on a store that notifies (`wakeups.watch`) takes a session made due elsewhere at once, not at its next poll', async () => {
+  const data = createMemoryData()
+  const stepAt: number[] = []
+  const { harness } = stepHarness(() => {
+    stepAt.push(clock.now())
+    return 'done'
+  })
+  const worker = createWorker({ store: memoryStore({ data, clock }), harnesses: harness, clock, pollMs: 60_000 })
+  worker.start()
+  await settle(() => vi.getTimerCount() > 0, 'the first poll') // nothing due: the next poll is a minute away
+  // Another process takes a prompt: the session is due now, and the store tells the worker.
+  const web = createHost({ store: memoryStore({ data, clock }), harnesses: harness, clock })
+  await web.submit({ sessionId: 's', inputId: 'in-1', prompt: 'go' })
+  await settle(() => stepAt.length === 1, 'the told worker running the turn')
+  expect(stepAt[0], 'the clock never moved: no poll ran').toBe(1_000_000)
+  const stopping = worker.stop()
+  await vi.advanceTimersByTimeAsync(10_000)
+  await stopping
+})
