@@ -263,8 +263,6 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.delete.warm-caches',
       'log.delete.fresh-instance',
       'log.delete.racing-writers',
-      // Every resume reads a log one read old and conflicts: the crash points' rounds run out before the agents finish.
-      'agent.crash-points',
     ],
     says: 'the log after a refused append',
     make: (store) => {

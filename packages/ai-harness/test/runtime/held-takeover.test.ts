@@ -47,24 +47,26 @@ it('a started worker that claims a dead host’s session before its lease runs o
 
   // A store with expiry only (no `leases.orphans`): the worker learns nothing from liveness.
   const inner = memoryStore({ data, clock })
-  const scheduled: number[] = []
+  const refused: number[] = []
   const store: HarnessStore = {
     ...inner,
-    leases: { acquire: inner.leases.acquire, renew: inner.leases.renew, release: inner.leases.release },
-    wakeups: {
-      ...inner.wakeups,
-      schedule: (logId, at) => {
-        scheduled.push(at)
-        return inner.wakeups.schedule(logId, at)
-      },
+    leases: {
+      acquire: (logId, owner, ttlMs) =>
+        inner.leases.acquire(logId, owner, ttlMs).catch((error: unknown) => {
+          refused.push(clock.now())
+          throw error
+        }),
+      renew: inner.leases.renew,
+      release: inner.leases.release,
     },
   }
   // The running turn's wakeup is due a renewal period (a third of the lease) before the expiry: claim it after that, before the expiry.
   await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
   const worker = createWorker({ store, harnesses: harness, clock, workerId: 'worker-1', pollMs: 60_000 })
   worker.start()
-  // The worker found it held: its wakeup moves to the expiry (for any worker, should this one die too).
-  await settle(() => scheduled.includes(expiresAt), 'the wakeup moved to the lease’s expiry')
+  // The worker claimed it before the expiry and found it held.
+  await settle(() => refused.length === 1, 'the claim that finds the lease held')
+  expect(refused[0]).toBeLessThan(expiresAt)
   expect(stepAt).toHaveLength(1)
 
   await vi.advanceTimersByTimeAsync(expiresAt - clock.now() - 1)
@@ -98,4 +100,39 @@ it('a started worker on a store that notifies (`wakeups.watch`) takes a session 
   const stopping = worker.stop()
   await vi.advanceTimersByTimeAsync(10_000)
   await stopping
+})
+
+it('a poll() that claims a dead host’s session before its lease runs out waits for the expiry and takes it over in the same poll', async () => {
+  const data = createMemoryData()
+  const dying = crashable(memoryStore({ data, clock }))
+  const stepAt: number[] = []
+  const { harness } = stepHarness(() => {
+    stepAt.push(clock.now())
+    if (stepAt.length > 1) return 'done'
+    dying.crash()
+    return new Promise(() => {})
+  })
+  const expiresAt = clock.now() + LEASE_MS
+  const session = await createHost({ store: dying, harnesses: harness, clock, leaseMs: LEASE_MS }).open({ sessionId: 's' })
+  void drain(session.send('go')).catch(() => {})
+  await settle(() => stepAt.length === 1, 'the first step')
+  await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
+  const inner = memoryStore({ data, clock })
+  // Expiry only: no `leases.orphans`.
+  const store: HarnessStore = {
+    ...inner,
+    leases: { acquire: inner.leases.acquire, renew: inner.leases.renew, release: inner.leases.release },
+  }
+  let polled: Awaited<ReturnType<ReturnType<typeof createWorker>['poll']>> | undefined
+  void createWorker({ store, harnesses: harness, clock })
+    .poll()
+    .then((result) => {
+      polled = result
+    })
+  await vi.advanceTimersByTimeAsync(expiresAt - clock.now() - 1)
+  expect(stepAt, 'nothing takes the session while the lease lives').toHaveLength(1)
+  await vi.advanceTimersByTimeAsync(1)
+  await settle(() => polled !== undefined, 'the poll')
+  expect(polled?.resumed).toEqual(['s'])
+  expect(stepAt[1]).toBe(expiresAt)
 })
