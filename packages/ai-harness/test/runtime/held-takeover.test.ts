@@ -27,9 +27,13 @@ async function settle(done: () => boolean, what: string): Promise<void> {
   throw new Error(`${what} never happened while the clock stood still`)
 }
 
-it('a started worker that claims a dead host’s session before its lease runs out takes it over at the expiry, not at its next poll', async () => {
+/**
+ * A host whose process dies inside the step of a turn (its store answers nothing more, its
+ * lease is left to expire); the step's later runs succeed. The clock stands still until the
+ * test moves it, so the lease the turn confirmed ends one lease from now.
+ */
+async function hostDiesInStep() {
   const data = createMemoryData()
-  // The host's process dies inside the step: its store answers nothing more, its lease is left to expire.
   const dying = crashable(memoryStore({ data, clock }))
   const stepAt: number[] = []
   const { harness } = stepHarness(() => {
@@ -38,12 +42,15 @@ it('a started worker that claims a dead host’s session before its lease runs o
     dying.crash()
     return new Promise(() => {})
   })
-  const host = createHost({ store: dying, harnesses: harness, clock, hostId: 'web-1', leaseMs: LEASE_MS })
-  // The clock stands still until the test moves it: the lease the turn confirms ends one lease from now.
   const expiresAt = clock.now() + LEASE_MS
-  const session = await host.open({ sessionId: 's' })
+  const session = await createHost({ store: dying, harnesses: harness, clock, hostId: 'web-1', leaseMs: LEASE_MS }).open({ sessionId: 's' })
   void drain(session.send('go')).catch(() => {})
   await settle(() => stepAt.length === 1, 'the first step')
+  return { data, stepAt, harness, expiresAt }
+}
+
+it('a started worker that claims a dead host’s session before its lease runs out takes it over at the expiry, not at its next poll', async () => {
+  const { data, stepAt, harness, expiresAt } = await hostDiesInStep()
 
   // A store with expiry only (no `leases.orphans`): the worker learns nothing from liveness.
   const inner = memoryStore({ data, clock })
@@ -103,19 +110,7 @@ it('a started worker on a store that notifies (`wakeups.watch`) takes a session 
 })
 
 it('a poll() that claims a dead host’s session before its lease runs out waits for the expiry and takes it over in the same poll', async () => {
-  const data = createMemoryData()
-  const dying = crashable(memoryStore({ data, clock }))
-  const stepAt: number[] = []
-  const { harness } = stepHarness(() => {
-    stepAt.push(clock.now())
-    if (stepAt.length > 1) return 'done'
-    dying.crash()
-    return new Promise(() => {})
-  })
-  const expiresAt = clock.now() + LEASE_MS
-  const session = await createHost({ store: dying, harnesses: harness, clock, leaseMs: LEASE_MS }).open({ sessionId: 's' })
-  void drain(session.send('go')).catch(() => {})
-  await settle(() => stepAt.length === 1, 'the first step')
+  const { data, stepAt, harness, expiresAt } = await hostDiesInStep()
   await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
   const inner = memoryStore({ data, clock })
   // Expiry only: no `leases.orphans`.
