@@ -6,7 +6,6 @@ import { createHostInternals, type HostInternals } from './host.js'
 import { driveInbox } from './drive-inbox.js'
 import { DueWatch } from './due-watch.js'
 import { HeldRetries } from './held-retries.js'
-import { after } from './timings.js'
 import { LiveSession } from './live-session.js'
 import { WaitingSweep } from './waiting-sweep.js'
 import type { Session } from './session.js'
@@ -59,10 +58,7 @@ export interface PollResult {
 /** Takes due wakeups: sleeping tools, answered questions, sessions of dead hosts. */
 export interface Worker {
   readonly workerId: string
-  /**
-   * One poll: claim up to `batchSize` due wakeups and drive each session. A claimed session
-   * whose lease another host holds for at most 10 s more is waited for and taken in this poll.
-   */
+  /** One poll: claim up to `batchSize` due wakeups and drive each session. */
   poll(): Promise<PollResult>
   start(): void
   /** Stops polling and hands off the sessions it drives, waiting at most `stopTimeoutMs` for a step in flight. */
@@ -179,16 +175,8 @@ function betweenPolls(worker: {
   const retries = new HeldRetries(worker.clock, worker.holdMs, (sessionId) => worker.drive(sessionId, emptyResult()))
   // No write: the holder keeps the session's wakeup (a wakeup put back here could land after the holder
   // parked or finished the turn, and wake a session the policy leaves without one, as a parent waiting for its child).
-  const onHeld: OnHeld = async (sessionId, expiresAt) => {
-    if (worker.started()) {
-      retries.arm(sessionId, expiresAt)
-      return false
-    }
-    // A poll() drives what it claimed: a lease that runs out soon is waited for, and tried once more.
-    const wait = expiresAt - worker.clock.now()
-    if (!(wait <= POLL_WAITS_FOR_EXPIRY_MS)) return false
-    await new Promise<void>((resolve) => after(Math.max(0, wait), resolve))
-    return true
+  const onHeld: OnHeld = (sessionId, expiresAt) => {
+    if (worker.started()) retries.arm(sessionId, expiresAt)
   }
   const watch = new DueWatch(
     wakeups,
@@ -210,15 +198,8 @@ function assertWorkerStore(store: HarnessStore): void {
 
 const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
 
-/** Told when a claimed session is held by another host until `expiresAt`; true: try it once more now. */
-type OnHeld = (sessionId: string, expiresAt: number) => Promise<boolean>
-
-/**
- * The longest a `poll()` waits for the lease of a session it claimed to run out: a running
- * turn's wakeup falls due a renewal period (a third of the lease, 10 s at most by default)
- * before its expiry, so a dead host's session is taken in the same poll.
- */
-const POLL_WAITS_FOR_EXPIRY_MS = 10_000
+/** Told when a claimed session is held by another host until `expiresAt`. */
+type OnHeld = (sessionId: string, expiresAt: number) => void
 
 /** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
 async function driveOrphans(
@@ -254,8 +235,7 @@ async function driveSession(
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) {
       const { expiresAt } = error as LeaseHeldError
-      if (typeof expiresAt === 'number' && (await worker.onHeld?.(sessionId, expiresAt)))
-        return driveSession({ ...worker, onHeld: undefined }, sessionId, result)
+      if (typeof expiresAt === 'number') worker.onHeld?.(sessionId, expiresAt)
       result.busy.push(sessionId)
       return
     }

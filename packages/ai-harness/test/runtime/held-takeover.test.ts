@@ -108,26 +108,3 @@ it('a started worker on a store that notifies (`wakeups.watch`) takes a session 
   await vi.advanceTimersByTimeAsync(10_000)
   await stopping
 })
-
-it('a poll() that claims a dead host’s session before its lease runs out waits for the expiry and takes it over in the same poll', async () => {
-  const { data, stepAt, harness, expiresAt } = await hostDiesInStep()
-  await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
-  const inner = memoryStore({ data, clock })
-  // Expiry only: no `leases.orphans`.
-  const store: HarnessStore = {
-    ...inner,
-    leases: { acquire: inner.leases.acquire, renew: inner.leases.renew, release: inner.leases.release },
-  }
-  let polled: Awaited<ReturnType<ReturnType<typeof createWorker>['poll']>> | undefined
-  void createWorker({ store, harnesses: harness, clock })
-    .poll()
-    .then((result) => {
-      polled = result
-    })
-  await vi.advanceTimersByTimeAsync(expiresAt - clock.now() - 1)
-  expect(stepAt, 'nothing takes the session while the lease lives').toHaveLength(1)
-  await vi.advanceTimersByTimeAsync(1)
-  await settle(() => polled !== undefined, 'the poll')
-  expect(polled?.resumed).toEqual(['s'])
-  expect(stepAt[1]).toBe(expiresAt)
-})
