@@ -195,7 +195,7 @@ export class SyncThrowError extends Error {
 const GUARDED: Record<string, readonly string[]> = {
   '': ['append', 'read', 'delete', 'now'],
   leases: ['acquire', 'renew', 'release', 'orphans'],
-  wakeups: ['schedule', 'cancel', 'due', 'claim'],
+  wakeups: ['schedule', 'cancel', 'due', 'claim', 'watch'],
   sessions: ['list', 'waiting'],
 }
 

@@ -11,8 +11,10 @@ import type { StreamsHook } from './streams/streams-hook.js'
  * - `sessions`: the store has no `sessions` (no listing of sessions; see `SessionListStore`).
  * - `orphans`: the store has no `leases.orphans`: it cannot prove a lease's holder dead, so
  *   leases end by expiry or release only (see `LeaseStore.orphans`).
+ * - `watch`: the store has no `wakeups.watch`: it cannot tell other processes that a wakeup
+ *   became due, so a worker finds it at its next poll (see `WakeupStore.watch`).
  */
-export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing', 'sessions', 'orphans'] as const
+export const SKIP_KEYS = ['leases', 'wakeups', 'dump', 'races', 'fencing', 'sessions', 'orphans', 'watch'] as const
 export type SkipKey = (typeof SKIP_KEYS)[number]
 
 export interface StoreContext {

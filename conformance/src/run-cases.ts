@@ -157,7 +157,9 @@ export function gapOf(c: ConformanceCase, options: ConformanceOptions, probe: Ha
           ? true
           : need === 'orphans'
             ? typeof probe.leases?.orphans === 'function'
-            : probe[need as 'leases' | 'wakeups' | 'sessions'] !== undefined
+            : need === 'watch'
+              ? typeof probe.wakeups?.watch === 'function'
+              : probe[need as 'leases' | 'wakeups' | 'sessions'] !== undefined
     if (!has) {
       return {
         fail: `The store has no ${need}. Implement it, or declare skip: { ${need}: 'the reason' } so the gap is reported as skipped.`,

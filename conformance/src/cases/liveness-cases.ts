@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import type { HarnessStore, LeaseStore } from '@tanstack/ai-harness/store'
 import { defineCase, expectCode } from '../case.js'
+import { untilHolds } from './real-time.js'
 
 const TTL = 30_000
 /** How long a closed holder may take to show dead: its database may free what proved it alive a moment later. */
@@ -13,16 +14,11 @@ const leasesOf = (store: HarnessStore): LeaseStore & Required<Pick<LeaseStore, '
 
 /** `orphans()` until it lists `logId`, for at most {@link DEATH_SHOWS_WITHIN_MS} of real time. */
 async function untilOrphaned(leases: Required<Pick<LeaseStore, 'orphans'>>, logId: string): Promise<void> {
-  const deadline = Date.now() + DEATH_SHOWS_WITHIN_MS
-  for (;;) {
-    if ((await leases.orphans(100)).includes(logId)) return
-    if (Date.now() > deadline) {
-      assert.fail(
-        `the holder of ${JSON.stringify(logId)} was closed ${DEATH_SHOWS_WITHIN_MS} ms ago, yet orphans() does not list its lease: a closed instance is a dead holder`,
-      )
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  await untilHolds(
+    async () => (await leases.orphans(100)).includes(logId),
+    DEATH_SHOWS_WITHIN_MS,
+    `the holder of ${JSON.stringify(logId)} was closed ${DEATH_SHOWS_WITHIN_MS} ms ago, yet orphans() does not list its lease: a closed instance is a dead holder`,
+  )
 }
 
 /**

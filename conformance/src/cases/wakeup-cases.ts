@@ -2,13 +2,48 @@ import assert from 'node:assert/strict'
 import { MAX_TIME_MS, type WakeupStore } from '@tanstack/ai-harness/store'
 import { assertSame, defineCase } from '../case.js'
 import { LOOK_ALIKE_IDS } from './log-id-cases.js'
+import { untilHolds } from './real-time.js'
 
 const wakeupsOf = (store: { wakeups?: WakeupStore }): WakeupStore => {
   assert.ok(store.wakeups, 'the store has no wakeups')
   return store.wakeups
 }
 
+/** How long a notification may take to arrive, in real time (it crosses a connection). */
+const TOLD_WITHIN_MS = 10_000
+
+/** Until the listener was called as `told()` says, for at most {@link TOLD_WITHIN_MS} of real time. */
+const untilTold = (told: () => boolean, what: string) =>
+  untilHolds(told, TOLD_WITHIN_MS, `${what}: no call of the watch's listener within ${TOLD_WITHIN_MS} ms`)
+
 export const wakeupCases = [
+  defineCase({
+    id: 'wakeup.watch',
+    title: "watch tells another instance's listener when a wakeup is scheduled due at once; its stop ends the calls",
+    requires: ['wakeups', 'watch'],
+    async run({ store, clock, openStore }) {
+      const watching = wakeupsOf(store)
+      const other = wakeupsOf(await openStore())
+      let calls = 0
+      const stop = await watching.watch!(() => {
+        calls++
+      })
+      try {
+        await other.schedule('s', clock.now())
+        await untilTold(() => calls > 0, 'a wakeup scheduled due now by another instance')
+        const before = calls
+        await watching.schedule('t', clock.now() - 1)
+        await untilTold(() => calls > before, "a wakeup scheduled due by the watcher's own instance")
+      } finally {
+        await stop()
+      }
+      const stopped = calls
+      await other.schedule('u', clock.now())
+      // Delivery takes a moment: a stopped watch must stay silent past it.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      assert.equal(calls, stopped, 'the listener was called after its watch stopped')
+    },
+  }),
   defineCase({
     id: 'wakeup.due',
     title: 'due lists the wakeups whose time has come, oldest first, at most limit',

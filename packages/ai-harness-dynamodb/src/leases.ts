@@ -70,7 +70,8 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
         )
         return { logId, owner, fence: numberAttr(out.Attributes, ATTR.fence), expiresAt }
       } catch (error) {
-        if (isConditionFailed(error)) throw new LeaseHeldError(logId)
+        // The holder's expiry, so a waiting worker can try again at that moment (one read, on this path only).
+        if (isConditionFailed(error)) throw new LeaseHeldError(logId, await heldUntil(logId).catch(() => undefined))
         throw error
       }
     },
@@ -160,6 +161,14 @@ export function dynamoLeases(ctx: LeaseContext): LeaseStore & { end(logId: strin
         if (!isConditionFailed(error)) throw error
       }
     },
+  }
+
+  /** When the lease of `logId` expires, if someone holds it. */
+  async function heldUntil(logId: string): Promise<number | undefined> {
+    const out = await ctx.send((client, { abortSignal }) =>
+      client.send(new GetItemCommand({ TableName: ctx.tableName, Key: key(logId), ConsistentRead: true }), { abortSignal }),
+    )
+    return out.Item?.[ATTR.held]?.BOOL === true ? numberAttr(out.Item, ATTR.expiresAt) : undefined
   }
 
   async function releasedBy(lease: Lease): Promise<boolean> {

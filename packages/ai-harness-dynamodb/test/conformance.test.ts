@@ -24,6 +24,7 @@ runConformance({
   faults: true,
   skip: {
     orphans: 'DynamoDB has no signal that a holder died (no connection, no session): leases end by expiry (10 s by default) or release',
+    watch: 'DynamoDB cannot notify other processes: a worker finds a wakeup made due at its next poll (1 s by default)',
     fencing:
       'an append is one conditional PutItem on the batch item; the lease is another item, and dynalite has no TransactWriteItems to check both at once',
   },

@@ -232,6 +232,9 @@ const closedError = () =>
   new HarnessError('INVALID_ARGUMENT', 'This memory store instance was closed: its leases are orphans now. Open a new instance.')
 
 /** Wakeups in the data set, one per session: due and claim read them in `compareWakeups` order. */
+/** Who listens for wakeups made due at once, per data set: every instance on it, as every process on one database. */
+const watchers = new WeakMap<MemoryData, Set<() => void>>()
+
 function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number): WakeupStore {
   return {
     async schedule(logId, at) {
@@ -239,6 +242,19 @@ function memoryWakeups(data: MemoryData, limits: StoreLimits, now: () => number)
       const when = checkTime(at, 'A wakeup time')
       await tick()
       data.wakeups.set(logId, when)
+      if (when <= now()) for (const listener of watchers.get(data) ?? []) listener()
+    },
+    async watch(listener) {
+      const set = watchers.get(data) ?? new Set()
+      watchers.set(data, set)
+      // Each subscription is its own, even for the same function.
+      const own = () => {
+        try {
+          listener()
+        } catch {}
+      }
+      set.add(own)
+      return async () => void set.delete(own)
     },
     async cancel(logId) {
       assertLogId(logId, limits)

@@ -16,6 +16,7 @@ import { type DataDirLock, fileDataDirOf, lockDataDir } from './data-dir-lock.js
 import { isPGlite } from './driver-types.js'
 import { createDriver } from './driver.js'
 import { createLiveness } from './liveness.js'
+import { listenerFor, wakeupChannel } from './notifications.js'
 import { leaseStore } from './leases.js'
 import { logOperations } from './log.js'
 import { runMigrations, type SchemaStatus, schemaStatus } from './migrations.js'
@@ -95,7 +96,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return {
     limits,
     leases: leaseStore(ctx),
-    wakeups: wakeupStore(ctx),
+    wakeups: wakeupStore(ctx, wakeupChannel(names.schemaName, names.prefix), listenerFor(options.client)),
     sessions: sessionListStore(ctx),
     append: log.append,
     read: log.read,

@@ -278,9 +278,14 @@ RETURNING fence`,
     // ---- wakeups --------------------------------------------------------------
 
     /** $1 log id, $2 at. */
+    /** $1 log id, $2 at, $3 the notification channel, $4 now (null: the server's): a wakeup due at once notifies the watchers. */
     scheduleWakeup: `
-INSERT INTO ${t.wakeups} (log_id, at) VALUES ($1::text, $2::bigint)
-ON CONFLICT (log_id) DO UPDATE SET at = excluded.at`,
+WITH up AS (
+  INSERT INTO ${t.wakeups} (log_id, at) VALUES ($1::text, $2::bigint)
+  ON CONFLICT (log_id) DO UPDATE SET at = excluded.at
+  RETURNING at
+)
+SELECT pg_notify($3::text, '') FROM up WHERE up.at <= ${now('$4')}`,
 
     /** $1 log id. */
     cancelWakeup: `DELETE FROM ${t.wakeups} WHERE log_id = $1::text`,

@@ -3,18 +3,20 @@ import { assertLogId, checkListSessionsOptions, type SessionListStore, type Wake
 import { sqlLimit, wholeDuration, wholeTime } from './sql-arguments.js'
 import type { StoreContext } from './context.js'
 import type { Row } from './driver-types.js'
+import type { Listen } from './notifications.js'
 
 const toWakeup = (row: Row): Wakeup => ({ logId: String(row.log_id), at: Number(row.at) })
 
-export function wakeupStore(ctx: StoreContext): WakeupStore {
+export function wakeupStore(ctx: StoreContext, channel: string, listen: Listen | undefined): WakeupStore {
   const { driver, sql, limits } = ctx
   return {
     async schedule(logId, at) {
       assertLogId(logId, limits)
       // Rounded up: a wakeup is "no earlier than at".
       const when = wholeTime(at, 'A wakeup time')
-      await ctx.run('wakeup schedule', () => driver.query(sql.scheduleWakeup, [logId, when]))
+      await ctx.run('wakeup schedule', () => driver.query(sql.scheduleWakeup, [logId, when, channel, ctx.clockParam()]))
     },
+    ...(listen && { watch: (listener: () => void) => listen(channel, listener) }),
     async cancel(logId) {
       assertLogId(logId, limits)
       await ctx.run('wakeup cancel', () => driver.query(sql.cancelWakeup, [logId]))

@@ -7,9 +7,9 @@
  *   `leases.orphans` (the host's liveness lock was freed when its connection died) and
  *   resumes it. Then the same for a restart of the killed process's slot (same host id).
  * - pg, graceful: the driver gets SIGTERM inside a step and calls `host.shutdown()`: the
- *   lease is released and the session is due at once; a running worker picks it up at its
- *   next poll (1 s by default), with no lease to wait for, and runs the step that was in
- *   flight again (it has no logged value).
+ *   lease is released and the session is due at once; the schedule's NOTIFY tells a running
+ *   worker, which takes it without waiting for its next poll or a lease, and runs the step
+ *   that was in flight again (it has no logged value).
  * - PGlite: only one process can have the folder open, so the next process is a restart of
  *   the slot; it opens the folder (the dead pid's lock is taken over), and every lease in it
  *   is a dead holder's. Its takeover (from the store being open to the step) is timed apart

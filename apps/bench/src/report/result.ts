@@ -115,9 +115,14 @@ export interface BenchResult {
 /** Section 6: from SIGKILL of the driving process to the first step of the resumed turn in another process. */
 export interface TakeoverRow {
   store: StoreName
-  /** A worker process already up when the driver died, or the killed process's slot started again after it. */
-  scenario: 'running worker' | 'restarted slot'
+  /**
+   * A worker process already up when the driver died, or the killed process's slot started again after it;
+   * or `graceful stop`: the driver got SIGTERM and called `host.shutdown()`, a running worker took over (the time is from the signal).
+   */
+  scenario: 'running worker' | 'restarted slot' | 'graceful stop'
   afterKillMs: number
+  /** Graceful stop: each trial's time (afterKillMs is their median). */
+  trialsMs?: number[]
   /** Restarted slot: the part after its store was open (its own start left out). */
   afterReadyMs: number | null
   /** The default lease on this store: what a takeover waited before liveness, and still waits on DynamoDB and S3. */

@@ -174,11 +174,19 @@ function takeoverTable(rows: readonly TakeoverRow[]): string[] {
     '### 6. Recovery latency: SIGKILL of the driving process to the first step of the resumed turn in another process',
     '',
     table(
-      ['store', 'resumed by', 'after the kill', 'of it, after the store was open', 'default lease', 'of a lease', 'goal'],
+      [
+        'store',
+        'resumed by',
+        'after the kill (graceful: the SIGTERM)',
+        'of it, after the store was open',
+        'default lease',
+        'of a lease',
+        'goal',
+      ],
       rows.map((r) => [
         r.store,
         r.scenario,
-        `${r.afterKillMs} ms`,
+        r.trialsMs ? `${r.afterKillMs} ms (median of ${r.trialsMs.join(', ')})` : `${r.afterKillMs} ms`,
         r.afterReadyMs === null ? '—' : `${r.afterReadyMs} ms`,
         `${r.leaseMs / 1000} s`,
         x(r.ofLease),

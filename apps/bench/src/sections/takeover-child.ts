@@ -3,6 +3,7 @@
  * It opens the store, makes its host (`drive`) or worker (`resume`), prints `ready`, and
  * then drives the job's session into a step that never returns, or resumes sessions as a
  * worker with its default timings. `step <name>` is printed when a step's function starts.
+ * On SIGTERM a driver calls `host.shutdown()`, prints `stopped` and exits.
  */
 import { toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
@@ -17,6 +18,8 @@ export interface TakeoverJob {
   /** The process slot: the host id of `drive`, the worker id of `resume`. */
   slot: string
   role: 'drive' | 'resume'
+  /** The invoice step returns at once here (the graceful stop's worker): its polls must not hang on an earlier scenario's session. */
+  finishSteps?: boolean
 }
 
 const job = JSON.parse(process.argv[2] ?? '') as TakeoverJob
@@ -30,9 +33,13 @@ const pay = durableTool(
       print('step charge')
       return { id: `ch_${order}` }
     })
-    await step.do(`invoice:${charge.id}`, () => {
+    await step.do(`invoice:${charge.id}`, ({ signal }) => {
       print('step invoice')
-      return new Promise<void>(() => {})
+      // Which session: a worker may resume an earlier scenario's session too.
+      print(`invoice of ${order}`)
+      if (job.finishSteps) return Promise.resolve()
+      // It never returns on its own; a graceful stop aborts it, so nothing is logged and the next driver runs it again.
+      return new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true }))
     })
     return { charged: charge.id }
   },
@@ -53,8 +60,17 @@ const worker = job.role === 'resume' ? createWorker({ store, harnesses: harness,
 await (store as { migrate?: () => Promise<unknown> }).migrate?.()
 print('ready')
 if (host) {
+  process.on('SIGTERM', () => {
+    void host.shutdown().finally(() => {
+      print('stopped')
+      process.exit(0)
+    })
+  })
   const session = await host.open({ sessionId: job.sessionId })
-  for await (const _ of session.send('pay')) {
-  }
+  // A graceful stop ends the turn's stream with LEASE_LOST: the session is handed off, not failed.
+  try {
+    for await (const _ of session.send('pay')) {
+    }
+  } catch {}
 }
 worker?.start()

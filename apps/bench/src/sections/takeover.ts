@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { EXPIRY_ONLY_LEASE_MS } from '@tanstack/ai-harness/store'
 import { progress } from '../progress.js'
 import type { TakeoverRow } from '../report/result.js'
-import { ratio, round } from '../stats.js'
+import { median, ratio, round } from '../stats.js'
 import type { Target } from '../targets/target.js'
 import type { TakeoverJob } from './takeover-child.js'
 
@@ -14,6 +14,8 @@ const CHILD = fileURLToPath(new URL('./takeover-child.js', import.meta.url))
 const HOST_LEASE_MS = 30_000
 /** The goal on the stores that prove a dead host dead. */
 const GOAL_MS = 1_000
+/** Graceful stops per store: the row is their median. */
+const GRACEFUL_TRIALS = 5
 
 /** A takeover process, and when each of its lines came. */
 class Child {
@@ -45,6 +47,11 @@ class Child {
       })
     })
   }
+  /** SIGTERM (a graceful stop); returns the time of the signal. */
+  term(): number {
+    this.proc.kill('SIGTERM')
+    return performance.now()
+  }
   /** SIGKILL; resolves with the time of the kill once the process is gone. */
   async kill(): Promise<number> {
     const exited = new Promise((resolve) => this.proc.once('exit', resolve))
@@ -53,6 +60,19 @@ class Child {
     await exited
     return at
   }
+}
+
+/** From SIGTERM of a driver inside a step (it calls `host.shutdown()`) to the step starting again in a running worker. */
+async function gracefulStop(start: (job: Omit<TakeoverJob, 'connection'>) => Child, waitMs: number): Promise<number> {
+  const sessionId = `graceful-${randomUUID()}`
+  const driver = start({ slot: 'web-2', role: 'drive', sessionId })
+  const peer = start({ slot: 'worker-2', role: 'resume', sessionId, finishSteps: true })
+  await Promise.all([driver.line('ready', waitMs), peer.line('ready', waitMs)])
+  await driver.line(`invoice of ${sessionId}`, waitMs)
+  const termed = driver.term()
+  const resumed = (await peer.line(`invoice of ${sessionId}`, waitMs)) - termed
+  await Promise.all([driver.proc.exitCode === null ? driver.kill() : undefined, peer.kill()])
+  return resumed
 }
 
 /** The hooks a PGlite target has: a child can open its folder only while this process has it closed. */
@@ -68,7 +88,9 @@ const suspendable = (target: Target): target is Target & Suspendable => 'suspend
  * another process. "running worker": a worker process was already up (not on PGlite,
  * whose folder has one process at a time). "restarted slot": a process with the killed
  * one's id starts after the kill; its time includes its start, and `afterReadyMs` is the
- * part after its store was open.
+ * part after its store was open. "graceful stop": a driver of another session gets SIGTERM
+ * inside the step and calls `host.shutdown()`; the time is from the signal to the step
+ * starting again in a worker process that was up (not on PGlite).
  */
 export async function measureTakeover(target: Target): Promise<TakeoverRow[]> {
   const leaseMs = target.name === 'dynamodb' || target.name === 's3' ? EXPIRY_ONLY_LEASE_MS : HOST_LEASE_MS
@@ -89,7 +111,8 @@ export async function measureTakeover(target: Target): Promise<TakeoverRow[]> {
       afterReadyMs: afterReadyMs === null ? null : round(afterReadyMs, 1),
       leaseMs,
       ofLease: ratio(afterKillMs, leaseMs),
-      goalMs: proves ? GOAL_MS : leaseMs,
+      // A graceful stop releases the lease: on every store it should not wait for one.
+      goalMs: proves || scenario === 'graceful stop' ? GOAL_MS : leaseMs,
     }
   }
   const children: Child[] = []
@@ -115,6 +138,15 @@ export async function measureTakeover(target: Target): Promise<TakeoverRow[]> {
     const restarted = start(job(peer ? 'worker-1' : 'web-1', 'resume', sessionId))
     const stepAt = await restarted.line('step invoice', waitMs)
     rows.push(row('restarted slot', stepAt - killed, stepAt - (await restarted.line('ready', 0))))
+    if (peer) {
+      await restarted.kill()
+      // One stop lands anywhere in the worker's poll period: the median of a few says more than one.
+      const stops: number[] = []
+      for (let trial = 0; trial < GRACEFUL_TRIALS; trial++)
+        stops.push(await gracefulStop((j) => start({ ...j, connection: target.childConnection() }), waitMs))
+      progress(`  ${target.name}: graceful stops: ${stops.map((ms) => round(ms, 0)).join(', ')} ms`)
+      rows.push({ ...row('graceful stop', median(stops), null), trialsMs: stops.map((ms) => round(ms, 1)) })
+    }
   } finally {
     await Promise.all(children.map((child) => (child.proc.exitCode === null && child.proc.signalCode === null ? child.kill() : undefined)))
     if (suspendable(target)) await target.reopen()

@@ -162,6 +162,16 @@ export interface WakeupStore {
   cancel(logId: string): Promise<void>
   due(limit: number): Promise<Wakeup[]>
   claim(limit: number, holdMs: number): Promise<Wakeup[]>
+  /**
+   * Optional: **notifications.** Calls `listener` soon after any instance of the store, in
+   * any process, schedules a wakeup that is due at once (`at <= now`: a hand-off for a
+   * deploy, an answer, a submitted prompt), so a started worker claims it then instead of
+   * at its next poll. Resolves once it listens, with the function that stops it. Best
+   * effort: a call may come late, twice, or for a wakeup another worker claimed first, and
+   * a missed one only leaves the wakeup to the next poll. The conformance case
+   * `wakeup.watch` checks it; a store without it declares `skip: { watch: 'why' }`.
+   */
+  watch?(listener: () => void): Promise<() => Promise<void>>
 }
 
 /**

@@ -16,9 +16,12 @@ export interface SessionLeaseOptions {
   readonly onLost: (error: HarnessError) => void
 }
 
+/** Where a running turn's wakeup sits: one renewal period before its lease's expiry (never before the epoch). */
+export const wakeupBeforeExpiry = (expiresAt: number, renewEveryMs: number): number => Math.max(0, expiresAt - renewEveryMs)
+
 /**
  * The lease of one open session: renewed on a timer while the host makes progress,
- * kept as the session's wakeup time while a turn runs (if the host dies, a worker
+ * followed by the session's wakeup while a turn runs (if the host dies, a worker
  * takes over at its expiry), and released when the session is let go.
  *
  * A host that makes no progress stops renewing: when one of the session's store calls
@@ -111,11 +114,17 @@ export class SessionLease {
     return this.options.clock.now() - this.#confirmedAt < this.options.renewEveryMs
   }
 
-  /** While this host drives a turn, the session's wakeup sits at the lease's expiry. */
+  /**
+   * While this host drives a turn, the session's wakeup sits `renewEveryMs` before the
+   * lease's expiry. A live host's next renewal moves it on before it falls due; if the host
+   * died, a worker claims it ahead of the expiry, finds the lease held until then
+   * (`LEASE_HELD` with `expiresAt`) and takes the session over at that moment, not at its
+   * first poll after it.
+   */
   async keepWakeupAtExpiry(): Promise<void> {
     const lease = this.#lease
     if (this.store.wakeups && lease && !this.#gone && this.options.driving())
-      await this.store.wakeups.schedule(this.sessionId, lease.expiresAt)
+      await this.store.wakeups.schedule(this.sessionId, wakeupBeforeExpiry(lease.expiresAt, this.options.renewEveryMs))
   }
 
   /** Stops renewing and frees the lease for other hosts (best effort: an unreachable store lets it expire). */

@@ -119,6 +119,8 @@ export function guardStore(store: HarnessStore, options: StoreBoundaryOptions): 
     cancel: (logId) => call('wakeups.cancel', logId, () => store.wakeups!.cancel(logId), true),
     due: (limit) => call('wakeups.due', undefined, () => store.wakeups!.due(limit)),
     claim: (limit, holdMs) => call('wakeups.claim', undefined, () => store.wakeups!.claim(limit, holdMs)),
+    // No deadline: a watch only listens, and a store that cannot start one costs a poll.
+    ...(store.wakeups.watch && { watch: store.wakeups.watch.bind(store.wakeups) }),
   }
   const guarded: GuardedStore = {
     inner: store,

@@ -9,7 +9,8 @@ import { durableNow, type GuardedStore } from './store-boundary.js'
  * Where a session's one wakeup must be, so that no session waits with nothing to wake
  * it. The rules:
  *
- * - a turn that runs keeps its wakeup at the lease's expiry (see `SessionLease`);
+ * - a turn that runs keeps its wakeup a renewal period before the lease's expiry, so a
+ *   worker is there when a dead host's lease runs out (see `SessionLease`);
  * - a sleeping turn is due at its wake time; a turn that waits for a person (a question,
  *   an approval) has its wakeup at `WAITING_FOR_PERSON`, never due, so stores can list
  *   it (`sessions.waiting`); the answer or decision makes it due at once, checked again after the write;

@@ -1,9 +1,11 @@
 import type { StreamChunk } from '@tanstack/ai'
-import { HarnessError, isHarnessError } from '../contract/errors.js'
-import type { Clock, HarnessStore } from '../contract/types.js'
+import { HarnessError, isHarnessError, type LeaseHeldError } from '../contract/errors.js'
+import type { Clock, HarnessStore, WakeupStore } from '../contract/types.js'
 import type { Harness } from './harness.js'
 import { createHostInternals, type HostInternals } from './host.js'
 import { driveInbox } from './drive-inbox.js'
+import { DueWatch } from './due-watch.js'
+import { HeldRetries } from './held-retries.js'
 import { LiveSession } from './live-session.js'
 import { WaitingSweep } from './waiting-sweep.js'
 import type { Session } from './session.js'
@@ -79,18 +81,11 @@ export function createWorker(options: WorkerOptions): Worker {
   let current: Promise<unknown> = Promise.resolve()
   let currentOrphans: Promise<unknown> = Promise.resolve()
   let stopping = false
-  /** Sessions this worker drives now: a claimed wakeup and an orphan of one session are driven once. */
-  const driving = new Set<string>()
-
-  const drive = async (sessionId: string, result: PollResult) => {
-    if (driving.has(sessionId)) return
-    driving.add(sessionId)
-    try {
-      await driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock }, sessionId, result)
-    } finally {
-      driving.delete(sessionId)
-    }
-  }
+  let started = false
+  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld) =>
+    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld }, sessionId, result),
+  )
+  const { onHeld, ...between } = betweenPolls({ wakeups, clock: host.clock, batchSize, holdMs, options, started: () => started, drive })
   const recoverOrphans = (result: PollResult) => driveOrphans(orphans, batchSize, (sessionId) => drive(sessionId, result))
 
   const worker: Worker = {
@@ -101,13 +96,17 @@ export function createWorker(options: WorkerOptions): Worker {
         // What the sweep makes due, the next poll claims.
         await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
         const claimed = await wakeups.claim(batchSize, holdMs)
-        const [, orphaned] = await Promise.all([Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result))), recoverOrphans(result)])
+        const [, orphaned] = await Promise.all([
+          Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result, onHeld))),
+          recoverOrphans(result),
+        ])
         span.set(pollAttributes(claimed.length + orphaned, result))
         return result
       }),
     start() {
-      if (timer) return
+      if (timer || started) return
       stopping = false
+      started = true
       const tick = () => {
         current = worker
           .poll()
@@ -124,20 +123,68 @@ export function createWorker(options: WorkerOptions): Worker {
           })
       }
       tick()
+      between.start()
       if (orphans) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
     },
     async stop() {
       stopping = true
+      started = false
       if (timer) clearTimeout(timer)
       if (orphanTimer) clearTimeout(orphanTimer)
       timer = undefined
       orphanTimer = undefined
       // Hand the sessions off while the poll drives them: a step that never returns must not hold the stop.
-      await Promise.all([current, currentOrphans, host.shutdown().catch(() => {})])
+      await Promise.all([current, currentOrphans, between.stop(), host.shutdown().catch(() => {})])
       await host.shutdown()
     },
   }
   return worker
+}
+
+/** A claimed wakeup, an orphan and a retry of one session are driven once at a time: a second call while one runs does nothing. */
+function oncePerSession<A extends unknown[]>(
+  fn: (sessionId: string, ...args: A) => Promise<void>,
+): (sessionId: string, ...args: A) => Promise<void> {
+  const driving = new Set<string>()
+  return async (sessionId, ...args) => {
+    if (driving.has(sessionId)) return
+    driving.add(sessionId)
+    try {
+      await fn(sessionId, ...args)
+    } finally {
+      driving.delete(sessionId)
+    }
+  }
+}
+
+/**
+ * What a started worker does between its polls: a claimed session held by another host is
+ * retried by this worker at its lease's expiry (its wakeup stays hidden for `holdMs`, as any
+ * claim's); a wakeup the store says was made due (`wakeups.watch`) is claimed when told.
+ */
+function betweenPolls(worker: {
+  wakeups: WakeupStore
+  clock: Clock
+  batchSize: number
+  holdMs: number
+  options: WorkerOptions
+  started: () => boolean
+  drive: (sessionId: string, result: PollResult, onHeld?: OnHeld) => Promise<void>
+}) {
+  const { wakeups, options } = worker
+  const retries = new HeldRetries(worker.clock, worker.holdMs, (sessionId) => worker.drive(sessionId, emptyResult()))
+  // No write: the holder keeps the session's wakeup (a wakeup put back here could land after the holder
+  // parked or finished the turn, and wake a session the policy leaves without one, as a parent waiting for its child).
+  const onHeld: OnHeld = (sessionId, expiresAt) => {
+    if (worker.started()) retries.arm(sessionId, expiresAt)
+  }
+  const watch = new DueWatch(
+    wakeups,
+    async () => (await wakeups.claim(worker.batchSize, worker.holdMs)).map((wakeup) => wakeup.logId),
+    (sessionId) => worker.drive(sessionId, emptyResult(), onHeld),
+    (error) => options.onError?.('*', error),
+  )
+  return { onHeld, start: () => watch.start(), stop: () => Promise.all([retries.stop(), watch.stop()]) }
 }
 
 function assertWorkerStore(store: HarnessStore): void {
@@ -150,6 +197,9 @@ function assertWorkerStore(store: HarnessStore): void {
 }
 
 const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed: [] })
+
+/** Told when a claimed session is held by another host until `expiresAt`. */
+type OnHeld = (sessionId: string, expiresAt: number) => void
 
 /** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
 async function driveOrphans(
@@ -165,7 +215,14 @@ async function driveOrphans(
 
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
 async function driveSession(
-  worker: { resume: HostInternals['resume']; options: WorkerOptions; stopping: () => boolean; store: HarnessStore; clock: Clock },
+  worker: {
+    resume: HostInternals['resume']
+    options: WorkerOptions
+    stopping: () => boolean
+    store: HarnessStore
+    clock: Clock
+    onHeld: OnHeld | undefined
+  },
   sessionId: string,
   result: PollResult,
 ): Promise<void> {
@@ -177,6 +234,8 @@ async function driveSession(
     session = await worker.resume(sessionId)
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) {
+      const { expiresAt } = error as LeaseHeldError
+      if (typeof expiresAt === 'number') worker.onHeld?.(sessionId, expiresAt)
       result.busy.push(sessionId)
       return
     }
