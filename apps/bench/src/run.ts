@@ -104,7 +104,7 @@ export async function runBench(config: BenchConfig, options: RunOptions = {}): P
     }
   }
   if (sections.has('plain')) {
-    progress('plain step.do: this build and the commit before issue #31, on the memory store')
+    progress('plain step.do: this build and an earlier commit (default: before issue #31), on the memory store')
     await attempt(result, 'plain', 'memory', async () => {
       result.plainStep = await measurePlainStep(config, options.baseline)
     })

@@ -34,7 +34,7 @@ afterAll(async () => {
 describe('a plain step.do on this build and on the commit before issue #31', () => {
   it('runs both builds in one run', () => {
     expect(result.failures).toEqual([])
-    expect(result.plainStep?.builds.map((b) => b.build)).toEqual(['this build', 'before #31'])
+    expect(result.plainStep?.builds.map((b) => b.build)).toEqual(['this build', baseline === BEFORE_ISSUE_31 ? 'before #31' : 'baseline'])
     expect(result.plainStep?.builds[1]?.commit).toBe(baseline)
     for (const build of result.plainStep?.builds ?? []) expect(build.step.samples, build.build).toBeGreaterThan(0)
     expect(stdout).toContain('### 8. A plain step.do')

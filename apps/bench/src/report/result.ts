@@ -169,7 +169,8 @@ export interface StreamsRow {
 
 /** Section 8: a plain `step.do` (no verify, once or undo) on one build of the core and memory store. */
 export interface PlainBuildRow {
-  build: 'this build' | 'before #31'
+  /** `baseline`: a commit given with `--baseline`. */
+  build: 'this build' | 'before #31' | 'baseline'
   commit: string
   /** Each `step.do`, timed from inside the tool. */
   step: Timing

@@ -234,7 +234,7 @@ function plainStepTable(plain: PlainStepResult | undefined): string[] {
   const list = (values: readonly number[]) => values.join(', ')
   return [
     '',
-    '### 8. A plain step.do (no verify, once or undo): this build vs the commit before issue #31, same run, memory store',
+    '### 8. A plain step.do (no verify, once or undo): this build vs an earlier commit (by default the one before issue #31), same run, memory store',
     '',
     table(
       ['build', 'commit', 'step.do ms (p90)', 'steps', 'appends/step', 'records/append', 'bytes/step'],

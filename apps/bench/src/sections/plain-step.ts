@@ -49,7 +49,7 @@ export async function measurePlainStep(config: BenchConfig, baseline: string = B
   const built = await buildCommit(baseline)
   try {
     const before: Build = {
-      label: 'before #31',
+      label: baseline === BEFORE_ISSUE_31 ? 'before #31' : 'baseline',
       commit: built.commit,
       core: await import(built.core),
       scriptedText: (await import(built.testing)).scriptedText,
