@@ -236,12 +236,14 @@ describe('races in other processes', () => {
     })
     // The cases whose writers or readers run in the racer processes; every other case runs in this process, as above.
     const results = await runConformanceCases(options, { only: [...raceCases, 'log.append.big-batch'] })
-    // A takeover's writers conflict on the seq, so a store with no lock across processes fails
-    // race.fenced-append-takeover only when two of its writes interleave inside one append: either way.
-    const takeover = 'race.fenced-append-takeover'
+    // Either way, by timing: a takeover's writers conflict on the seq, so a store with no lock across
+    // processes fails race.fenced-append-takeover only when two of its writes interleave inside one
+    // append; and an append that raced the delete survives in the log only when it lands after the
+    // delete's removal (log.delete.racing-writers-no-trace, which reads the raw files, always sees it).
+    const eitherWay = ['race.fenced-append-takeover', 'log.delete.racing-writers']
     expect(
-      failedIds(results).filter((id) => id !== takeover),
+      failedIds(results).filter((id) => !eitherWay.includes(id)),
       failures(results).join('\n'),
-    ).toEqual(raceCases.filter((id) => id !== takeover))
+    ).toEqual(raceCases.filter((id) => !eitherWay.includes(id)))
   }, 300_000)
 })
