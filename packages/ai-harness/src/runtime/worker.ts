@@ -28,8 +28,9 @@ export interface WorkerOptions extends TimingOptions {
   /**
    * Time between looks for the sessions of dead hosts when `start()`ed, on a store that
    * can prove a host dead (`leases.orphans`: PostgreSQL, PGlite, memory). Such a session
-   * is resumed at once instead of at its lease's expiry. Default 250 ms; each `poll()`
-   * looks too.
+   * is resumed at once instead of at its lease's expiry. Default 250 ms; `start()` looks
+   * at once (a restarted process slot resumes its own sessions without waiting for a first
+   * interval or a first poll), and each `poll()` looks too.
    */
   orphanPollMs?: number
   /**
@@ -93,14 +94,17 @@ export function createWorker(options: WorkerOptions): Worker {
     poll: () =>
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
-        // What the sweep makes due, the next poll claims.
-        await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
-        const claimed = await wakeups.claim(batchSize, holdMs)
-        const [, orphaned] = await Promise.all([
-          Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result, onHeld))),
-          recoverOrphans(result),
-        ])
-        span.set(pollAttributes(claimed.length + orphaned, result))
+        // The sessions of dead hosts do not wait for the sweep and the claim (a restarted slot's first poll resumes them).
+        const orphaned = recoverOrphans(result)
+        const claiming = (async () => {
+          // What the sweep makes due, the next poll claims.
+          await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
+          const claimed = await wakeups.claim(batchSize, holdMs)
+          await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result, onHeld)))
+          return claimed.length
+        })()
+        const [claimed, orphans] = await Promise.all([claiming, orphaned])
+        span.set(pollAttributes(claimed + orphans, result))
         return result
       }),
     start() {
@@ -122,9 +126,10 @@ export function createWorker(options: WorkerOptions): Worker {
             if (!stopping) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
           })
       }
+      // The first look for orphans goes first, before the poll's span and its sweep: a restarted slot resumes its own sessions at once.
+      if (orphans) orphanTick()
       tick()
       between.start()
-      if (orphans) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
     },
     async stop() {
       stopping = true
