@@ -70,7 +70,7 @@ export function createWorker(options: WorkerOptions): Worker {
   const { store } = options
   assertWorkerStore(store)
   const workerId = options.workerId ?? `worker-${crypto.randomUUID()}`
-  const { host, resume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
+  const { host, resume, prepareResume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
   // Claims go through the host's store boundary too: a deadline, and typed errors.
   const wakeups = guarded.wakeups!
   const batchSize = options.batchSize ?? 10
@@ -83,10 +83,23 @@ export function createWorker(options: WorkerOptions): Worker {
   let currentOrphans: Promise<unknown> = Promise.resolve()
   let stopping = false
   let started = false
-  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld) =>
-    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld }, sessionId, result),
+  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld, take?: Take) =>
+    driveSession(
+      { open: take ?? (() => resume(sessionId)), options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld },
+      sessionId,
+      result,
+    ),
   )
-  const { onHeld, ...between } = betweenPolls({ wakeups, clock: host.clock, batchSize, holdMs, options, started: () => started, drive })
+  const { onHeld, ...between } = betweenPolls({
+    wakeups,
+    clock: host.clock,
+    batchSize,
+    holdMs,
+    options,
+    started: () => started,
+    drive,
+    prepare: prepareResume,
+  })
   const recoverOrphans = (result: PollResult) => driveOrphans(orphans, batchSize, (sessionId) => drive(sessionId, result))
 
   const worker: Worker = {
@@ -174,10 +187,18 @@ function betweenPolls(worker: {
   holdMs: number
   options: WorkerOptions
   started: () => boolean
-  drive: (sessionId: string, result: PollResult, onHeld?: OnHeld) => Promise<void>
+  drive: (sessionId: string, result: PollResult, onHeld?: OnHeld, take?: Take) => Promise<void>
+  prepare: (sessionId: string) => Promise<Take>
 }) {
   const { wakeups, options } = worker
-  const retries = new HeldRetries(worker.clock, worker.holdMs, (sessionId) => worker.drive(sessionId, emptyResult()))
+  // The log is read ahead of the expiry, so the takeover at the expiry only asks for the lease and reads the tail.
+  const retries = new HeldRetries<Take>(
+    worker.clock,
+    worker.holdMs,
+    (sessionId, take) => worker.drive(sessionId, emptyResult(), undefined, take),
+    worker.prepare,
+    READ_AHEAD_MS,
+  )
   // No write: the holder keeps the session's wakeup (a wakeup put back here could land after the holder
   // parked or finished the turn, and wake a session the policy leaves without one, as a parent waiting for its child).
   const onHeld: OnHeld = (sessionId, expiresAt) => {
@@ -205,6 +226,14 @@ const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed
 
 /** Told when a claimed session is held by another host until `expiresAt`. */
 type OnHeld = (sessionId: string, expiresAt: number) => void
+/** The second half of a resume whose log was read ahead (`prepareResume`). */
+type Take = () => Promise<Session | undefined>
+
+/**
+ * How long before a held lease's expiry a started worker reads the session's log: enough
+ * for a log read of tens of requests; a read that takes longer is waited for at the expiry.
+ */
+const READ_AHEAD_MS = 1_000
 
 /** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
 async function driveOrphans(
@@ -221,7 +250,8 @@ async function driveOrphans(
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
 async function driveSession(
   worker: {
-    resume: HostInternals['resume']
+    /** Opens the session (a resume, or the take of one read ahead). */
+    open: () => ReturnType<HostInternals['resume']>
     options: WorkerOptions
     stopping: () => boolean
     store: HarnessStore
@@ -236,7 +266,7 @@ async function driveSession(
   let session: Session | undefined
   try {
     // A worker never creates a session: a wakeup of a session without a log is removed, nothing written.
-    session = await worker.resume(sessionId)
+    session = await worker.open()
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) {
       const { expiresAt } = error as LeaseHeldError
