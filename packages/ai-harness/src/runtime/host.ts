@@ -210,9 +210,15 @@ export function createHostInternals(options: HostOptions): HostInternals {
       if (failed) throw failed.reason
     },
   }
+  return { host, store, ...resumes(context, track) }
+}
+
+/** A worker's opens: only to go on with a session, whole or in two halves. */
+function resumes(
+  context: HostContext,
+  track: (session: Session | undefined) => Session | undefined,
+): Pick<HostInternals, 'resume' | 'prepareResume'> {
   return {
-    host,
-    store,
     resume: async (sessionId) => track(await openOnHost(context, { sessionId, parent: null, resumeOnly: true })),
     async prepareResume(sessionId) {
       const prepared = await prepareOpen(context, { sessionId, parent: null, resumeOnly: true })

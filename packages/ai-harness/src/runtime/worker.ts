@@ -77,22 +77,16 @@ export function createWorker(options: WorkerOptions): Worker {
   const holdMs = options.holdMs ?? 60_000
   const orphans = guarded.leases?.orphans
   const sweep = new WaitingSweep(guarded, host.clock, batchSize, options.sweepMs ?? 60_000)
-  let timer: NodeJS.Timeout | undefined
-  let orphanTimer: NodeJS.Timeout | undefined
-  let current: Promise<unknown> = Promise.resolve()
-  let currentOrphans: Promise<unknown> = Promise.resolve()
   let stopping = false
   let started = false
-  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld, take?: Take) =>
-    driveSession(
-      { open: take ?? (() => resume(sessionId)), options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld },
-      sessionId,
-      result,
-    ),
-  )
+  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld, take?: Take) => {
+    const open = take ?? (() => resume(sessionId))
+    return driveSession({ open, options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld }, sessionId, result)
+  })
+  const clock = host.clock
   const { onHeld, ...between } = betweenPolls({
     wakeups,
-    clock: host.clock,
+    clock,
     batchSize,
     holdMs,
     options,
@@ -108,55 +102,80 @@ export function createWorker(options: WorkerOptions): Worker {
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
         // The sessions of dead hosts do not wait for the sweep and the claim (a restarted slot's first poll resumes them).
-        const orphaned = recoverOrphans(result)
-        const claiming = (async () => {
-          // What the sweep makes due, the next poll claims.
-          await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
-          const claimed = await wakeups.claim(batchSize, holdMs)
-          await Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result, onHeld)))
-          return claimed.length
-        })()
-        const [claimed, orphans] = await Promise.all([claiming, orphaned])
+        const [claimed, orphans] = await Promise.all([
+          sweepAndClaim({ sweep, wakeups, batchSize, holdMs, options }, (sessionId) => drive(sessionId, result, onHeld)),
+          recoverOrphans(result),
+        ])
         span.set(pollAttributes(claimed + orphans, result))
         return result
       }),
     start() {
-      if (timer || started) return
+      if (started) return
       stopping = false
       started = true
-      const tick = () => {
-        current = worker
-          .poll()
-          .catch((error: unknown) => options.onError?.('*', error))
-          .finally(() => {
-            if (!stopping) timer = setTimeout(tick, options.pollMs ?? 1_000)
-          })
-      }
-      const orphanTick = () => {
-        currentOrphans = recoverOrphans(emptyResult())
-          .catch((error: unknown) => options.onError?.('*', error))
-          .finally(() => {
-            if (!stopping) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
-          })
-      }
       // The first look for orphans goes first, before the poll's span and its sweep: a restarted slot resumes its own sessions at once.
-      if (orphans) orphanTick()
-      tick()
+      orphanLooks?.start()
+      polls.start()
       between.start()
     },
     async stop() {
       stopping = true
       started = false
-      if (timer) clearTimeout(timer)
-      if (orphanTimer) clearTimeout(orphanTimer)
-      timer = undefined
-      orphanTimer = undefined
       // Hand the sessions off while the poll drives them: a step that never returns must not hold the stop.
-      await Promise.all([current, currentOrphans, between.stop(), host.shutdown().catch(() => {})])
+      await Promise.all([polls.stop(), orphanLooks?.stop(), between.stop(), host.shutdown().catch(() => {})])
       await host.shutdown()
     },
   }
+  const onError = (error: unknown) => options.onError?.('*', error)
+  const polls = new Repeat(() => worker.poll(), options.pollMs ?? 1_000, onError)
+  const orphanLooks = orphans && new Repeat(() => recoverOrphans(emptyResult()), options.orphanPollMs ?? 250, onError)
   return worker
+}
+
+/** Runs `run` now, then again `everyMs` after each run ends, until stopped. */
+class Repeat {
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #current: Promise<unknown> = Promise.resolve()
+  #stopped = true
+
+  constructor(
+    private readonly run: () => Promise<unknown>,
+    private readonly everyMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.#stopped = false
+    this.#tick()
+  }
+
+  /** No more runs; resolves when the one in flight is done. */
+  stop(): Promise<unknown> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    return this.#current
+  }
+
+  #tick(): void {
+    this.#current = this.run()
+      .catch(this.onError)
+      .finally(() => {
+        if (!this.#stopped) this.#timer = setTimeout(() => this.#tick(), this.everyMs)
+      })
+  }
+}
+
+/** One poll's sweep (when due) and claim, each claimed session driven; returns how many it claimed. */
+async function sweepAndClaim(
+  worker: { sweep: WaitingSweep; wakeups: WakeupStore; batchSize: number; holdMs: number; options: WorkerOptions },
+  drive: (sessionId: string) => Promise<void>,
+): Promise<number> {
+  // What the sweep makes due, the next poll claims.
+  await worker.sweep.lookIfDue().catch((error: unknown) => worker.options.onError?.('*', error))
+  const claimed = await worker.wakeups.claim(worker.batchSize, worker.holdMs)
+  await Promise.all(claimed.map((wakeup) => drive(wakeup.logId)))
+  return claimed.length
 }
 
 /** A claimed wakeup, an orphan and a retry of one session are driven once at a time: a second call while one runs does nothing. */
