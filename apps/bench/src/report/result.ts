@@ -131,6 +131,19 @@ export interface TakeoverRow {
   ofLease: number | null
   /** What it should stay under: 1 s where the store proves the dead host dead, else one lease. */
   goalMs: number
+  /** Restarted slot: where its time went, each mark of the new process (its start, modules, store, first store calls) as ms after the kill. */
+  phases?: TakeoverPhase[]
+  /**
+   * Restarted slot on PGlite: a bare process started on the same folder after the same kind of kill
+   * (`new PGlite(dir)` and one query, nothing of ours), from its spawn to the query's answer, and its marks.
+   */
+  bare?: { startMs: number; phases: TakeoverPhase[]; oursFromSpawnMs: number; ratio: number | null }
+}
+
+/** One mark of a takeover process: what it had just done, ms after the kill. */
+export interface TakeoverPhase {
+  phase: string
+  ms: number
 }
 
 /** Section 2, derived: how time and memory grow from one size to the next. */

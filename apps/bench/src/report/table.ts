@@ -193,6 +193,32 @@ function takeoverTable(rows: readonly TakeoverRow[]): string[] {
         `< ${r.goalMs} ms`,
       ]),
     ),
+    ...takeoverPhases(rows),
+  ]
+}
+
+/** Where a takeover's time went: the new process's marks (the store calls but the lease that was taken left out), and PGlite alone. */
+function takeoverPhases(rows: readonly TakeoverRow[]): string[] {
+  const marked = rows.filter((r) => r.phases && r.phases.length > 0)
+  if (marked.length === 0) return []
+  const kept = (phases: NonNullable<TakeoverRow['phases']>) => {
+    const lease = phases.filter((p) => /^leases\.acquire#\d+ end/.test(p.phase)).at(-1)
+    return phases.filter((p) => !p.phase.includes('#') || p === lease).map((p) => `${p.phase.replace(/#\d+ end$/, '')} ${p.ms}`)
+  }
+  return [
+    '',
+    'Where the time went (ms after the kill; PGlite alone: a bare `PGlite.create` and one query on the same folder, ms after its spawn)',
+    '',
+    table(
+      ['store', 'resumed by', 'marks', 'PGlite alone', 'ours / alone (from spawn)'],
+      marked.map((r) => [
+        r.store,
+        r.scenario,
+        kept(r.phases!).join(', '),
+        r.bare ? r.bare.phases.map((p) => `${p.phase} ${p.ms}`).join(', ') : '—',
+        r.bare ? `${r.bare.oursFromSpawnMs} / ${r.bare.startMs} ms = ${x(r.bare.ratio)}` : '—',
+      ]),
+    ),
   ]
 }
 

@@ -10,6 +10,7 @@ import { createHost, createWorker, defineHarness, durableTool } from '@tanstack/
 import { scriptedText } from '@tanstack/ai-harness/testing'
 import { z } from 'zod'
 import { childAccess } from '../targets/child-access.js'
+import { markedStore } from './marked-store.js'
 import type { ChildConnection } from '../targets/target.js'
 
 export interface TakeoverJob {
@@ -24,6 +25,10 @@ export interface TakeoverJob {
 
 const job = JSON.parse(process.argv[2] ?? '') as TakeoverJob
 const print = (line: string) => process.stdout.write(`${line}\n`)
+// Where a restarted slot's time goes: `at <phase> <epoch ms>` lines, read by the parent against the kill.
+const mark = (phase: string) => print(`at ${phase} ${performance.timeOrigin + performance.now()}`)
+print(`at process ${performance.timeOrigin}`)
+mark('modules')
 
 // A charge that lands, then an invoice call that hangs: the driver is killed inside it.
 const pay = durableTool(
@@ -34,6 +39,7 @@ const pay = durableTool(
       return { id: `ch_${order}` }
     })
     await step.do(`invoice:${charge.id}`, ({ signal }) => {
+      mark('step')
       print('step invoice')
       // Which session: a worker may resume an earlier scenario's session too.
       print(`invoice of ${order}`)
@@ -52,12 +58,15 @@ const harness = defineHarness({
   tools: [pay],
 })
 
-const access = await childAccess(job.connection)
-const store = access.createStore()
+const access = await childAccess(job.connection, mark)
+mark('client')
+const store = markedStore(access.createStore(), mark)
+mark('store')
 const host = job.role === 'drive' ? createHost({ store, harnesses: harness, hostId: job.slot }) : undefined
 const worker = job.role === 'resume' ? createWorker({ store, harnesses: harness, workerId: job.slot }) : undefined
 // The SQL stores prepare their statements here, as an app's start-up would.
 await (store as { migrate?: () => Promise<unknown> }).migrate?.()
+mark('migrated')
 print('ready')
 if (host) {
   process.on('SIGTERM', () => {
@@ -73,4 +82,7 @@ if (host) {
     }
   } catch {}
 }
+if (worker) mark('worker start')
 worker?.start()
+// The event loop's first turn after the start: Node drains V8's background work (PGlite's WASM compile) before it when nothing else holds the loop.
+if (worker) setImmediate(() => mark('loop'))

@@ -42,12 +42,32 @@ export interface OpenRequest {
  * the lease, then what landed between the read and the lease.
  */
 export async function openOnHost(context: HostContext, request: OpenRequest): Promise<Session | undefined> {
-  const { store, clock, timings } = context
+  return takeOpen(context, await prepareOpen(context, request))
+}
+
+/**
+ * What an open reads and checks before it asks for the lease: the log folded, the harness,
+ * the secrets. A worker reads it ahead of a held lease's expiry, so the take at the expiry
+ * only asks for the lease and reads what landed since ({@link takeOpen}).
+ */
+export type PreparedOpen =
+  | { readonly request: OpenRequest; readonly empty: true }
+  | {
+      readonly request: OpenRequest
+      readonly empty: false
+      readonly state: SessionFold
+      readonly harness: Harness
+      readonly sessionSecrets: SessionSecrets
+    }
+
+/** The part of an open before the lease: it writes nothing, and refuses what the open would refuse. */
+export async function prepareOpen(context: HostContext, request: OpenRequest): Promise<PreparedOpen> {
+  const { store } = context
   const { sessionId } = request
   assertLogId(sessionId, store.limits)
   assertSessionId(sessionId)
   const state = await readAndFold(store, sessionId)
-  if (request.resumeOnly && state.nextSeq === 1) return forgetEmpty(store, sessionId, clock)
+  if (request.resumeOnly && state.nextSeq === 1) return { request, empty: true }
   const harness = pickHarness(context.harnesses, request.harness, state.harness)
   assertMadeBy(sessionId, state, harness)
   const sessionSecrets = await SessionSecrets.open({
@@ -58,6 +78,20 @@ export async function openOnHost(context: HostContext, request: OpenRequest): Pr
     usedBefore: state.secretNames,
     parent: request.parent ?? state.parent,
   })
+  return { request, empty: false, state, harness, sessionSecrets }
+}
+
+/**
+ * The rest of an open, once: the lease, then everything that landed after the prepared read
+ * (however long ago it was read, a write of the previous holder that landed before this
+ * lease is folded in, and one after it is refused by the fence), then the session object.
+ */
+export async function takeOpen(context: HostContext, prepared: PreparedOpen): Promise<Session | undefined> {
+  const { store, clock, timings } = context
+  const { request } = prepared
+  const { sessionId } = request
+  if (prepared.empty) return forgetEmpty(store, sessionId, clock)
+  const { state, harness, sessionSecrets } = prepared
   let lease: Lease | undefined
   if (store.leases) lease = await store.leases.acquire(sessionId, context.owner, timings.leaseMs)
   try {

@@ -6,7 +6,7 @@ import { answerQuestion } from './answer-question.js'
 import { approveCall } from './approve-call.js'
 import { deleteSessionTree } from './delete-session.js'
 import type { Harness } from './harness.js'
-import { type HostContext, openOnHost } from './host-open.js'
+import { type HostContext, openOnHost, prepareOpen, takeOpen } from './host-open.js'
 import type { PersonInputRules } from './person-input.js'
 import type { Session } from './session.js'
 export type { SubmitOptions, SubmitResult } from './submit-input.js'
@@ -127,6 +127,11 @@ export interface HostInternals {
   readonly store: GuardedStore
   /** Opens a session only to go on with it: a session without a log is not created (its wakeup is removed). */
   resume(sessionId: string): Promise<Session | undefined>
+  /**
+   * The first half of `resume`, ahead of time: reads and checks the log, and returns the
+   * second half (the lease, what landed since the read, the session object), to call once.
+   */
+  prepareResume(sessionId: string): Promise<() => Promise<Session | undefined>>
 }
 
 /** Creates a host. */
@@ -205,9 +210,19 @@ export function createHostInternals(options: HostOptions): HostInternals {
       if (failed) throw failed.reason
     },
   }
+  return { host, store, ...resumes(context, track) }
+}
+
+/** A worker's opens: only to go on with a session, whole or in two halves. */
+function resumes(
+  context: HostContext,
+  track: (session: Session | undefined) => Session | undefined,
+): Pick<HostInternals, 'resume' | 'prepareResume'> {
   return {
-    host,
-    store,
     resume: async (sessionId) => track(await openOnHost(context, { sessionId, parent: null, resumeOnly: true })),
+    async prepareResume(sessionId) {
+      const prepared = await prepareOpen(context, { sessionId, parent: null, resumeOnly: true })
+      return async () => track(await takeOpen(context, prepared))
+    },
   }
 }

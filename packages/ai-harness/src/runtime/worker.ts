@@ -28,8 +28,9 @@ export interface WorkerOptions extends TimingOptions {
   /**
    * Time between looks for the sessions of dead hosts when `start()`ed, on a store that
    * can prove a host dead (`leases.orphans`: PostgreSQL, PGlite, memory). Such a session
-   * is resumed at once instead of at its lease's expiry. Default 250 ms; each `poll()`
-   * looks too.
+   * is resumed at once instead of at its lease's expiry. Default 250 ms; `start()` looks
+   * at once (a restarted process slot resumes its own sessions without waiting for a first
+   * interval or a first poll), and each `poll()` looks too.
    */
   orphanPollMs?: number
   /**
@@ -69,23 +70,30 @@ export function createWorker(options: WorkerOptions): Worker {
   const { store } = options
   assertWorkerStore(store)
   const workerId = options.workerId ?? `worker-${crypto.randomUUID()}`
-  const { host, resume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
+  const { host, resume, prepareResume, store: guarded } = createHostInternals({ ...options, store, hostId: workerId })
   // Claims go through the host's store boundary too: a deadline, and typed errors.
   const wakeups = guarded.wakeups!
   const batchSize = options.batchSize ?? 10
   const holdMs = options.holdMs ?? 60_000
   const orphans = guarded.leases?.orphans
   const sweep = new WaitingSweep(guarded, host.clock, batchSize, options.sweepMs ?? 60_000)
-  let timer: NodeJS.Timeout | undefined
-  let orphanTimer: NodeJS.Timeout | undefined
-  let current: Promise<unknown> = Promise.resolve()
-  let currentOrphans: Promise<unknown> = Promise.resolve()
   let stopping = false
   let started = false
-  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld) =>
-    driveSession({ resume, options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld }, sessionId, result),
-  )
-  const { onHeld, ...between } = betweenPolls({ wakeups, clock: host.clock, batchSize, holdMs, options, started: () => started, drive })
+  const drive = oncePerSession((sessionId, result: PollResult, onHeld?: OnHeld, take?: Take) => {
+    const open = take ?? (() => resume(sessionId))
+    return driveSession({ open, options, stopping: () => stopping, store: guarded, clock: host.clock, onHeld }, sessionId, result)
+  })
+  const clock = host.clock
+  const { onHeld, ...between } = betweenPolls({
+    wakeups,
+    clock,
+    batchSize,
+    holdMs,
+    options,
+    started: () => started,
+    drive,
+    prepare: prepareResume,
+  })
   const recoverOrphans = (result: PollResult) => driveOrphans(orphans, batchSize, (sessionId) => drive(sessionId, result))
 
   const worker: Worker = {
@@ -93,52 +101,81 @@ export function createWorker(options: WorkerOptions): Worker {
     poll: () =>
       tracePoll(workerId, async (span) => {
         const result = emptyResult()
-        // What the sweep makes due, the next poll claims.
-        await sweep.lookIfDue().catch((error: unknown) => options.onError?.('*', error))
-        const claimed = await wakeups.claim(batchSize, holdMs)
-        const [, orphaned] = await Promise.all([
-          Promise.all(claimed.map((wakeup) => drive(wakeup.logId, result, onHeld))),
+        // The sessions of dead hosts do not wait for the sweep and the claim (a restarted slot's first poll resumes them).
+        const [claimed, orphans] = await Promise.all([
+          sweepAndClaim({ sweep, wakeups, batchSize, holdMs, options }, (sessionId) => drive(sessionId, result, onHeld)),
           recoverOrphans(result),
         ])
-        span.set(pollAttributes(claimed.length + orphaned, result))
+        span.set(pollAttributes(claimed + orphans, result))
         return result
       }),
     start() {
-      if (timer || started) return
+      if (started) return
       stopping = false
       started = true
-      const tick = () => {
-        current = worker
-          .poll()
-          .catch((error: unknown) => options.onError?.('*', error))
-          .finally(() => {
-            if (!stopping) timer = setTimeout(tick, options.pollMs ?? 1_000)
-          })
-      }
-      const orphanTick = () => {
-        currentOrphans = recoverOrphans(emptyResult())
-          .catch((error: unknown) => options.onError?.('*', error))
-          .finally(() => {
-            if (!stopping) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
-          })
-      }
-      tick()
+      // The first look for orphans goes first, before the poll's span and its sweep: a restarted slot resumes its own sessions at once.
+      orphanLooks?.start()
+      polls.start()
       between.start()
-      if (orphans) orphanTimer = setTimeout(orphanTick, options.orphanPollMs ?? 250)
     },
     async stop() {
       stopping = true
       started = false
-      if (timer) clearTimeout(timer)
-      if (orphanTimer) clearTimeout(orphanTimer)
-      timer = undefined
-      orphanTimer = undefined
       // Hand the sessions off while the poll drives them: a step that never returns must not hold the stop.
-      await Promise.all([current, currentOrphans, between.stop(), host.shutdown().catch(() => {})])
+      await Promise.all([polls.stop(), orphanLooks?.stop(), between.stop(), host.shutdown().catch(() => {})])
       await host.shutdown()
     },
   }
+  const onError = (error: unknown) => options.onError?.('*', error)
+  const polls = new Repeat(() => worker.poll(), options.pollMs ?? 1_000, onError)
+  const orphanLooks = orphans && new Repeat(() => recoverOrphans(emptyResult()), options.orphanPollMs ?? 250, onError)
   return worker
+}
+
+/** Runs `run` now, then again `everyMs` after each run ends, until stopped. */
+class Repeat {
+  #timer: ReturnType<typeof setTimeout> | undefined
+  #current: Promise<unknown> = Promise.resolve()
+  #stopped = true
+
+  constructor(
+    private readonly run: () => Promise<unknown>,
+    private readonly everyMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.#stopped = false
+    this.#tick()
+  }
+
+  /** No more runs; resolves when the one in flight is done. */
+  stop(): Promise<unknown> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    return this.#current
+  }
+
+  #tick(): void {
+    this.#current = this.run()
+      .catch(this.onError)
+      .finally(() => {
+        if (!this.#stopped) this.#timer = setTimeout(() => this.#tick(), this.everyMs)
+      })
+  }
+}
+
+/** One poll's sweep (when due) and claim, each claimed session driven; returns how many it claimed. */
+async function sweepAndClaim(
+  worker: { sweep: WaitingSweep; wakeups: WakeupStore; batchSize: number; holdMs: number; options: WorkerOptions },
+  drive: (sessionId: string) => Promise<void>,
+): Promise<number> {
+  // What the sweep makes due, the next poll claims.
+  await worker.sweep.lookIfDue().catch((error: unknown) => worker.options.onError?.('*', error))
+  const claimed = await worker.wakeups.claim(worker.batchSize, worker.holdMs)
+  await Promise.all(claimed.map((wakeup) => drive(wakeup.logId)))
+  return claimed.length
 }
 
 /** A claimed wakeup, an orphan and a retry of one session are driven once at a time: a second call while one runs does nothing. */
@@ -169,10 +206,18 @@ function betweenPolls(worker: {
   holdMs: number
   options: WorkerOptions
   started: () => boolean
-  drive: (sessionId: string, result: PollResult, onHeld?: OnHeld) => Promise<void>
+  drive: (sessionId: string, result: PollResult, onHeld?: OnHeld, take?: Take) => Promise<void>
+  prepare: (sessionId: string) => Promise<Take>
 }) {
   const { wakeups, options } = worker
-  const retries = new HeldRetries(worker.clock, worker.holdMs, (sessionId) => worker.drive(sessionId, emptyResult()))
+  // The log is read ahead of the expiry, so the takeover at the expiry only asks for the lease and reads the tail.
+  const retries = new HeldRetries<Take>(
+    worker.clock,
+    worker.holdMs,
+    (sessionId, take) => worker.drive(sessionId, emptyResult(), undefined, take),
+    worker.prepare,
+    READ_AHEAD_MS,
+  )
   // No write: the holder keeps the session's wakeup (a wakeup put back here could land after the holder
   // parked or finished the turn, and wake a session the policy leaves without one, as a parent waiting for its child).
   const onHeld: OnHeld = (sessionId, expiresAt) => {
@@ -200,6 +245,14 @@ const emptyResult = (): PollResult => ({ resumed: [], busy: [], idle: [], failed
 
 /** Told when a claimed session is held by another host until `expiresAt`. */
 type OnHeld = (sessionId: string, expiresAt: number) => void
+/** The second half of a resume whose log was read ahead (`prepareResume`). */
+type Take = () => Promise<Session | undefined>
+
+/**
+ * How long before a held lease's expiry a started worker reads the session's log: enough
+ * for a log read of tens of requests; a read that takes longer is waited for at the expiry.
+ */
+const READ_AHEAD_MS = 1_000
 
 /** Sessions whose host the store proves dead, taken over now, not at their lease's expiry; returns how many. */
 async function driveOrphans(
@@ -216,7 +269,8 @@ async function driveOrphans(
 /** Resumes one claimed session: busy when another host holds it, idle when there is nothing to do. */
 async function driveSession(
   worker: {
-    resume: HostInternals['resume']
+    /** Opens the session (a resume, or the take of one read ahead). */
+    open: () => ReturnType<HostInternals['resume']>
     options: WorkerOptions
     stopping: () => boolean
     store: HarnessStore
@@ -231,7 +285,7 @@ async function driveSession(
   let session: Session | undefined
   try {
     // A worker never creates a session: a wakeup of a session without a log is removed, nothing written.
-    session = await worker.resume(sessionId)
+    session = await worker.open()
   } catch (error) {
     if (isHarnessError(error, 'LEASE_HELD')) {
       const { expiresAt } = error as LeaseHeldError

@@ -3,7 +3,7 @@ import type { Clock, HarnessStore } from '@tanstack/ai-harness/store'
 import { crashable } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
-import { stepHarness } from '../support/faults.js'
+import { gate, stepHarness } from '../support/faults.js'
 import { drain } from '../support/harness.js'
 
 // Fake timers and Date, so the clock the host, worker and store read is the timers' clock;
@@ -107,4 +107,95 @@ it('a started worker on a store that notifies (`wakeups.watch`) takes a session 
   const stopping = worker.stop()
   await vi.advanceTimersByTimeAsync(10_000)
   await stopping
+})
+
+it('a started worker reads a held session’s log ahead of the expiry, takes the lease at the expiry, and folds what landed in between', async () => {
+  const data = createMemoryData()
+  const base = crashable(memoryStore({ data, clock }))
+  // The holder stops renewing after its turn's first confirm (its renewals no longer reach the store), so its lease ends one lease from now.
+  let renewals = 0
+  const holderStore: HarnessStore = {
+    ...base,
+    leases: {
+      ...base.leases!,
+      renew: (lease, ttlMs) => (renewals++ === 0 ? base.leases!.renew(lease, ttlMs) : Promise.reject(new Error('unreachable'))),
+    },
+  }
+  const late = gate<string>()
+  const stepAt: number[] = []
+  const { harness } = stepHarness(() => {
+    stepAt.push(clock.now())
+    return stepAt.length === 1 ? late.promise : 'again'
+  })
+  const expiresAt = clock.now() + LEASE_MS
+  const session = await createHost({ store: holderStore, harnesses: harness, clock, hostId: 'web-1', leaseMs: LEASE_MS }).open({
+    sessionId: 's',
+  })
+  const turn = drain(session.send('go')).catch(() => {})
+  await settle(() => stepAt.length === 1, 'the first step')
+
+  // The worker's store, expiry only (no `leases.orphans`), with its reads and lease asks on the clock.
+  const inner = memoryStore({ data, clock })
+  const reads: Array<{ at: number; after: number }> = []
+  const acquiredAt: number[] = []
+  const appended: string[] = []
+  let readsAtResume = 0
+  const store: HarnessStore = {
+    ...inner,
+    append: async (logId, expectedSeq, records, options) => {
+      if (records.some((r) => r.type === 'harness.turn.resumed')) readsAtResume = reads.length
+      const result = await inner.append(logId, expectedSeq, records, options)
+      appended.push(...records.map((r) => r.type))
+      return result
+    },
+    read: (logId, options) => {
+      reads.push({ at: clock.now(), after: options?.after ?? 0 })
+      return inner.read(logId, options)
+    },
+    leases: {
+      acquire: (logId, owner, ttlMs) => {
+        acquiredAt.push(clock.now())
+        return inner.leases.acquire(logId, owner, ttlMs)
+      },
+      renew: inner.leases.renew,
+      release: inner.leases.release,
+    },
+  }
+  await vi.advanceTimersByTimeAsync(LEASE_MS - 2_000)
+  const worker = createWorker({ store, harnesses: harness, clock, workerId: 'worker-1', pollMs: 60_000 })
+  worker.start()
+  await settle(() => acquiredAt.length === 1, 'the claim that finds the lease held')
+  reads.length = 0
+
+  // A second before the expiry: the log is read, nothing asked of the lease.
+  await vi.advanceTimersByTimeAsync(expiresAt - 1_000 - clock.now())
+  await settle(() => reads.length > 0, 'the read ahead of the expiry')
+  expect(reads[0]).toEqual({ at: expiresAt - 1_000, after: 0 })
+  expect(acquiredAt).toHaveLength(1)
+
+  // Then the holder's step ends and its record lands, under its lease, after the worker's read; then the holder dies.
+  base.crashOnAppend((records) => records.some((r) => r.type === 'harness.step'), 'after')
+  await vi.advanceTimersByTimeAsync(500)
+  late.open('landed')
+  await settle(() => base.crashed, 'the holder’s step record')
+  const readsBefore = reads.length
+
+  await vi.advanceTimersByTimeAsync(expiresAt - clock.now())
+  await settle(() => acquiredAt.length === 2, 'the takeover at the expiry')
+  expect(acquiredAt[1], 'the lease is asked for at the expiry to the ms').toBe(expiresAt)
+  await settle(() => appended.includes('harness.turn.finished'), 'the resumed turn')
+  // From the expiry to the resume it reads the tail only (from where the read ahead stopped), never the whole log again.
+  const atTakeover = reads.slice(readsBefore, readsAtResume)
+  expect(atTakeover.length).toBeGreaterThan(0)
+  expect(atTakeover.every((r) => r.at === expiresAt && r.after >= 3)).toBe(true)
+  // The step record that landed in between is folded in: the step is not run again.
+  expect(stepAt).toHaveLength(1)
+  const records = (await inner.read('s')).map((e) => e.record)
+  expect(records.filter((r) => r.type === 'harness.turn.finished')).toHaveLength(1)
+  expect(records.find((r) => r.type === 'harness.tool.result')).toMatchObject({ result: 'landed' })
+
+  const stopping = worker.stop()
+  await vi.advanceTimersByTimeAsync(10_000)
+  await stopping
+  void turn
 })

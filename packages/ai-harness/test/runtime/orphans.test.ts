@@ -2,7 +2,7 @@ import { createHost, createWorker } from '@tanstack/ai-harness'
 import { createManualClock } from '@tanstack/ai-harness/testing'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
-import { gate, stepHarness } from '../support/faults.js'
+import { gate, stepHarness, within } from '../support/faults.js'
 import { drain } from '../support/harness.js'
 
 // A store that proves a host dead (`leases.orphans`; here the memory store, whose `close()`
@@ -13,15 +13,20 @@ describe('the sessions of a dead host, on a store that proves it dead', () => {
     const data = createMemoryData()
     const clock = createManualClock(1_000_000)
     const stuck = gate()
+    const rerun = gate()
     let calls = 0
-    const { harness, keys } = stepHarness(() => (++calls === 1 ? stuck.promise.then(() => 'late') : 'done'))
+    const { harness, keys } = stepHarness(() => {
+      if (++calls === 1) return stuck.promise.then(() => 'late')
+      rerun.open()
+      return 'done'
+    })
     const dying = memoryStore({ data, clock })
     const host = createHost({ store: dying, harnesses: harness, clock, hostId: 'web-1' })
     const session = await host.open({ sessionId: 's' })
     const turn = drain(session.send('go')).catch(() => {})
     while (keys.length === 0) await new Promise((resolve) => setImmediate(resolve))
     await dying.close() // the process is gone: its store instance with it
-    return { data, clock, harness, keys, turn, stuck }
+    return { data, clock, harness, keys, turn, stuck, rerun }
   }
 
   it('a worker poll resumes it at once, with no lease expiry and no due wakeup', async () => {
@@ -51,6 +56,25 @@ describe('the sessions of a dead host, on a store that proves it dead', () => {
     await worker.stop()
     stuck.open()
     await turn
+  })
+
+  it('a started worker looks at once: no first interval, and not behind its poll’s sweep and claim', async () => {
+    const { data, clock, harness, keys, turn, stuck, rerun } = await deadHostMidStep()
+    const store = memoryStore({ data, clock })
+    // The poll's other calls never answer (a slow store), and the next look is a minute away.
+    const hung = new Promise<never>(() => {})
+    const slow = {
+      ...store,
+      wakeups: { ...store.wakeups, claim: () => hung },
+      sessions: { ...store.sessions, waiting: () => hung },
+    }
+    const worker = createWorker({ store: slow, harnesses: harness, clock, pollMs: 60_000, orphanPollMs: 60_000 })
+    worker.start()
+    await within(5_000, rerun.promise, 'the step of the dead host’s turn')
+    expect(keys).toHaveLength(2)
+    stuck.open()
+    await turn
+    void worker.stop()
   })
 
   it('a live host is no orphan: a worker leaves its session alone', async () => {

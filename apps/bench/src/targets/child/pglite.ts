@@ -8,9 +8,13 @@ import type { ChildConnection } from '../target.js'
 import { bareReadSql } from './sql-read.js'
 
 /** Opens the folder the parent wrote (and closed): PGlite is one process at a time. */
-export async function pgliteAccess(connection: Extract<ChildConnection, { store: 'pglite' }>): Promise<ChildAccess> {
+export async function pgliteAccess(
+  connection: Extract<ChildConnection, { store: 'pglite' }>,
+  mark?: (phase: string) => void,
+): Promise<ChildAccess> {
   const requests = new RequestCounter()
   const db = countedPGlite(await PGlite.create(connection.dataDir), requests)
+  mark?.('pglite open')
   const { schema } = connection
   return {
     requests,
