@@ -38,7 +38,7 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
   // once, and frozen: only their sizes are this store's to check. Any other batch gets every check.
   if (Array.isArray(records) && records.every((record) => keptRecordText(record) !== undefined)) {
     checkBatchCount(records, limits)
-    records.forEach((record, index) => each(record, `records[${index}]`))
+    for (let index = 0; index < records.length; index++) each(records[index]!, `records[${index}]`)
   } else {
     checkRecords(records, storeRecordRules(limits), each)
   }

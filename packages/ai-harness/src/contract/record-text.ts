@@ -1,3 +1,4 @@
+import type { JsonValue } from '../json/json-types.js'
 import type { LogRecord } from './types.js'
 
 /**
@@ -39,10 +40,10 @@ function freezeTree(value: unknown): void {
  * `JSON.stringify` of the record: head's keys (none an array index, none `value`) in
  * their order, then `"value"`, whose text parses and prints back to itself.
  */
-export function recordWithValueText<R extends LogRecord>(head: R, valueText: string | undefined): R {
+export function recordWithValueText<R extends LogRecord>(head: R, valueText: string | undefined): R & { value?: JsonValue } {
   if (valueText === undefined) return keepRecordText(head, JSON.stringify(head))
   const headText = JSON.stringify(head)
-  const record = head as R & { value: unknown }
-  record.value = JSON.parse(valueText)
+  const record = head as R & { value?: JsonValue }
+  record.value = JSON.parse(valueText) as JsonValue
   return keepRecordText(record, `${headText.slice(0, -1)},"value":${valueText}}`)
 }

@@ -29,7 +29,9 @@ describe('a record the runtime made from its own JSON text', () => {
   })
 
   it('is frozen with everything in it, so its text stays its JSON', () => {
-    const record = recordWithValueText(head(), JSON.stringify({ deep: { list: [{ n: 1 }] } })) as { value: { deep: { list: Array<{ n: number }> } } }
+    const record = recordWithValueText(head(), JSON.stringify({ deep: { list: [{ n: 1 }] } })) as unknown as {
+      value: { deep: { list: Array<{ n: number }> } }
+    }
     expect(Object.isFrozen(record)).toBe(true)
     expect(() => {
       record.value.deep.list[0]!.n = 2
