@@ -1,7 +1,6 @@
 import { utf8Length } from '../json/check-json.js'
 import { HarnessError, RecordTooLargeError } from './errors.js'
 import { checkRecords, type RecordRules } from './record-checks.js'
-import { keptRecordText } from './record-text.js'
 import { MIN_STORE_LIMITS, maxLogIdBytesOf } from './store-limits.js'
 import type { AppendOptions, LogRecord, StoreLimits } from './types.js'
 
@@ -25,23 +24,15 @@ export interface PreparedBatch {
 export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits): PreparedBatch {
   const json: string[] = []
   let bytes = 0
-  const each = (record: LogRecord, root: string) => {
-    const text = keptRecordText(record) ?? JSON.stringify(record)
+  checkRecords(records, storeRecordRules(limits), (record, root) => {
+    const text = JSON.stringify(record)
     const size = utf8Length(text)
     if (size > limits.maxRecordBytes) {
       throw new RecordTooLargeError(root, size, limits.maxRecordBytes, { name: 'maxRecordBytes', minimum: MIN_STORE_LIMITS.maxRecordBytes })
     }
     bytes += size
     json.push(text)
-  }
-  // The runtime's own records (a step's, see record-text.ts) were checked and made into text
-  // once, and frozen: only their sizes are this store's to check. Any other batch gets every check.
-  if (Array.isArray(records) && records.every((record) => keptRecordText(record) !== undefined)) {
-    checkBatchCount(records, limits)
-    for (let index = 0; index < records.length; index++) each(records[index]!, `records[${index}]`)
-  } else {
-    checkRecords(records, storeRecordRules(limits), each)
-  }
+  })
   if (bytes > limits.maxBatchBytes) {
     throw new RecordTooLargeError('The batch', bytes, limits.maxBatchBytes, {
       name: 'maxBatchBytes',
@@ -51,22 +42,20 @@ export function prepareBatch(records: readonly LogRecord[], limits: StoreLimits)
   return { json, bytes }
 }
 
-function checkBatchCount(records: readonly LogRecord[], limits: StoreLimits): void {
-  if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
-    throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords, {
-      name: 'maxBatchRecords',
-      unit: 'records',
-      minimum: MIN_STORE_LIMITS.maxBatchRecords,
-    })
-  }
-}
-
 /** A store's words for the record checks; the batch's count limit comes before any record. */
 function storeRecordRules(limits: StoreLimits): RecordRules {
   return {
     notArray: 'append takes an array of records; wrap a single record in [ ].',
     example: "{ type: 'app.note', ... }",
-    batch: (records) => checkBatchCount(records, limits),
+    batch(records) {
+      if (limits.maxBatchRecords !== undefined && records.length > limits.maxBatchRecords) {
+        throw new RecordTooLargeError(`A batch of ${records.length} records`, records.length, limits.maxBatchRecords, {
+          name: 'maxBatchRecords',
+          unit: 'records',
+          minimum: MIN_STORE_LIMITS.maxBatchRecords,
+        })
+      }
+    },
     // A store's errors carry no path: the message names the record.
     error: (code, message) => new HarnessError(code, message),
   }

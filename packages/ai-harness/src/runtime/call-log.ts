@@ -1,7 +1,7 @@
 import { HarnessError } from '../contract/errors.js'
-import { recordWithValueText } from '../contract/record-text.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
+import type { JsonValue } from '../json/json-types.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import { assertStepJson } from './durable-tool.js'
 import { asOwn, own } from './own-failures.js'
@@ -337,7 +337,10 @@ export async function logValue(
   // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).
   const text = value === undefined ? undefined : JSON.stringify(value)
   let bytes = headBytes
-  if (text !== undefined) bytes += VALUE_KEY_BYTES + utf8Length(text)
+  if (text !== undefined) {
+    record.value = JSON.parse(text) as JsonValue
+    bytes += VALUE_KEY_BYTES + utf8Length(text)
+  }
   if (bytes > log.session.maxStepBytes) {
     throw new StepError(
       'STEP_TOO_LARGE',
@@ -346,8 +349,7 @@ export async function logValue(
     )
   }
   // The record is parsed from our own text and nobody else holds it: the fold keeps it without a copy.
-  // Frozen with its JSON text kept: the store does not check and stringify it again.
-  await log.write('step.do', [recordWithValueText(record, text)], true, writer)
+  await log.write('step.do', [record], true, writer)
   return { value: text === undefined ? undefined : JSON.parse(text), bytes }
 }
 
