@@ -38,12 +38,47 @@ function hint(value: unknown): string {
  * `undefined` object properties are allowed: JSON drops them, as `JSON.stringify` does.
  */
 export function findNonJson(value: unknown, options: { allowUndefinedAtTop?: boolean; root?: string } = {}): NonJsonFinding | null {
+  // Most values are small plain trees: a walk that allocates nothing says so; anything
+  // else (a fault, a deep or cyclic value) takes the full walk, which finds the fault's path.
+  if (value === undefined ? options.allowUndefinedAtTop === true : plainTree(value, 0)) return null
   const found = new NonJsonWalk(options.allowUndefinedAtTop === true).walk(value, 'top')
   if (!found) return null
   // The path is built only for a finding: the walk of a good value makes no strings.
   let path = options.root ?? '$'
   for (let i = found.keys.length - 1; i >= 0; i--) path = childPath(path, found.keys[i]!)
   return { path, reason: found.reason }
+}
+
+/**
+ * True when `v` is JSON that survives a round trip: the same rules as `NonJsonWalk` (an
+ * `undefined` passes only as an object's property), without a path. A cycle is never
+ * taken for a tree: past `SHALLOW` levels this gives up and the full walk decides.
+ */
+function plainTree(v: unknown, depth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true
+    case 'number':
+      return Number.isFinite(v)
+    case 'object':
+      break
+    default:
+      return false
+  }
+  if (v === null) return true
+  if (depth >= SHALLOW) return false
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!plainTree(v[i], depth + 1)) return false
+    return true
+  }
+  const proto = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const key of Object.keys(v)) {
+    const child = (v as Record<string, unknown>)[key]
+    if (child !== undefined && !plainTree(child, depth + 1)) return false
+  }
+  return true
 }
 
 /** A finding on its way up: the keys from it to the root, innermost first. */

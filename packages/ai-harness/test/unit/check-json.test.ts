@@ -81,3 +81,30 @@ describe('json helpers', () => {
     expect(jsonBytes({ a: '\u{1F600}' })).toBe(Buffer.byteLength(JSON.stringify({ a: '\u{1F600}' })))
   })
 })
+
+describe('findNonJson on values past the walk without a path (deep, shared, sparse)', () => {
+  const nest = (depth: number, leaf: unknown): unknown => {
+    let value = leaf
+    for (let i = 0; i < depth; i++) value = i % 2 ? [value] : { k: value }
+    return value
+  }
+  it('takes deep trees of JSON for JSON, and finds a fault at the bottom of one', () => {
+    expect(findNonJson(nest(40, 1))).toBeNull()
+    expect(findNonJson(nest(40, new Date(0)))?.path).toMatch(/^\$(\.k|\[0\])+$/)
+    expect(findNonJson(nest(40, new Date(0)))?.reason).toContain('Date')
+  })
+  it('takes a value shared by two branches for JSON, and a cycle for none', () => {
+    const shared = { n: 1 }
+    expect(findNonJson({ a: shared, b: [shared] })).toBeNull()
+    const cycle: Record<string, unknown> = { n: 1 }
+    cycle.self = { back: cycle }
+    expect(findNonJson(cycle)?.path).toBe('$.self.back')
+  })
+  it('refuses a hole in an array, and undefined at the top unless allowed', () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case
+    expect(findNonJson({ list: [1, , 3] })?.path).toBe('$.list[1]')
+    expect(findNonJson(undefined)?.path).toBe('$')
+    expect(findNonJson(undefined, { allowUndefinedAtTop: true })).toBeNull()
+    expect(findNonJson({ a: undefined, b: { c: undefined } })).toBeNull()
+  })
+})
