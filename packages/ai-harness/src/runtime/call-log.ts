@@ -4,9 +4,8 @@ import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { scrubError } from '../secrets/error-scrub.js'
 import { assertStepJson } from './durable-tool.js'
-import { asOwn, own } from './own-failures.js'
-import { ParkSignal } from './park.js'
 import type { StepFailedRecord, StepStartedRecord } from './records.js'
+import type { CallStop, ParkReason } from './run-stop.js'
 import { StepError, StepFailedError, toolCallSettled } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
 import type { SessionWriter } from './session-writer.js'
@@ -18,7 +17,8 @@ import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } 
 /**
  * The session log as one tool call's step journal (see `StepJournal`): what the log holds
  * of the call's steps, the writes of the call while it lives, its durable clock and waits,
- * and the spans of its steps. A write or a clock that fails is the session's own failure.
+ * and the spans of its steps. A write or a clock that fails is the session's own failure,
+ * noted on the call's stop authority (`stop`), as is a park.
  */
 export class CallLog implements StepJournal {
   #ended = false
@@ -29,6 +29,8 @@ export class CallLog implements StepJournal {
 
   constructor(
     readonly session: SessionRuntime,
+    /** The call's stop authority: the writes' failures and the waits' parks are noted there. */
+    readonly stop: CallStop,
     readonly toolCallId: string,
     readonly toolName: string,
     /** The turn run's abort signal: aborted when the session stops the run. */
@@ -72,14 +74,14 @@ export class CallLog implements StepJournal {
   write(what: string, records: LogRecord[], owned = false, writer = this.session.writer): Promise<void> {
     this.assertLive(what)
     return writer.append(records, { owned }).catch((error: unknown) => {
-      throw own(this.session, error)
+      throw this.stop.fail(error)
     })
   }
 
   /** A durable time: the store's clock when it has one, so wake times do not depend on this host's clock. */
   durableNow(): Promise<number> {
     const { store, clock } = this.session
-    return asOwn(this.session, () => (store.now ? store.now() : clock.now()))
+    return this.stop.own(() => (store.now ? store.now() : clock.now()))
   }
 
   /** A record of this call must fit the store before anything runs: a step's name, a sleep, a question. */
@@ -95,9 +97,9 @@ export class CallLog implements StepJournal {
     return bytes
   }
 
-  /** A park signal of this call: the run stops on purpose, the call stays open. */
-  park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal {
-    return own(this.session, new ParkSignal(this.toolCallId, reason, until, event)) as ParkSignal
+  /** Parks the call: the run stops on purpose, the call stays open, and the parked step does not settle. */
+  park(reason: ParkReason, until: number | null, event: Record<string, unknown>): Promise<never> {
+    return this.stop.park({ toolCallId: this.toolCallId, reason, until, event })
   }
 
   /**
@@ -109,12 +111,11 @@ export class CallLog implements StepJournal {
   async waitUntil(what: string, name: string, until: number, now: number): Promise<void> {
     const remaining = until - now
     if (remaining <= 0) return
-    if (remaining > this.session.parkAfterMs) throw this.park('sleep', until, { name, wakeAt: until })
+    if (remaining > this.session.parkAfterMs) return this.park('sleep', until, { name, wakeAt: until })
     await waitFor(remaining, this.signal, () =>
       // The call's own time limit ends only the call; a stopped run is the session's own.
       this.turnRunSignal.aborted
-        ? own(
-            this.session,
+        ? this.stop.fail(
             new HarnessError(
               'LEASE_LOST',
               `The run stopped (cancel, hand-off, close or a lost lease) while ${what}(${JSON.stringify(name)}) waited; this host writes nothing more to the call, and the wait goes on when the session resumes.`,
@@ -160,7 +161,7 @@ export class CallLog implements StepJournal {
    */
   async open(name: string, attempt: number, policy: StepPolicy): Promise<StepAttempt> {
     // A parking call starts nothing more: the attempt runs when the session resumes.
-    if (this.#draining) throw own(this.session, toolCallSettled('step.do', this.toolCallId, this.toolName))
+    if (this.#draining) throw this.stop.fail(toolCallSettled('step.do', this.toolCallId, this.toolName))
     let ended = () => {}
     const inFlight = new Promise<void>((resolve) => {
       ended = resolve
@@ -181,10 +182,10 @@ export class CallLog implements StepJournal {
         this.session.writer.assertWritable()
         scope = this.session.stepScope()
       } catch (error) {
-        throw own(this.session, error)
+        throw this.stop.fail(error)
       }
       // Nor one that another host may start too: by this host's clock its lease must be fresh.
-      await asOwn(this.session, () => this.session.leaseFresh())
+      await this.stop.own(() => this.session.leaseFresh())
       if (policy.attempts > 1) await logStart(this, name, attempt, scope.writer)
     } catch (error) {
       close(error)

@@ -15,10 +15,9 @@ import {
   type StepRunContext,
   stepDoArguments,
 } from './durable-tool.js'
-import { ownFailureIn } from './own-failures.js'
-import type { ParkSignal } from './park.js'
 import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { RecordError, toolTimedOut } from './runtime-errors.js'
+import { CallStop, type ParkReason, type StopReason } from './run-stop.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
 import { refuseSecretName } from '../secrets/step-checks.js'
@@ -31,8 +30,10 @@ import type { OtelContext } from './tracing.js'
 
 /** How a tool call reaches the chat loop it runs in. */
 export interface ChatLoopControl {
-  /** Stops the chat loop, and so the turn's run: the session's own failure, or a park signal. The first one wins. */
-  stop(reason: object): void
+  /** Stops the chat loop, and so the turn's run, for the session's own failure. The first reason wins. */
+  stop(error: unknown): void
+  /** Stops the chat loop for a park or own failure one of its calls met. The first reason wins. */
+  stopFor(reason: StopReason): void
   /** True once the chat loop stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
   /** True once the chat loop stopped because a call parked (on purpose: no failure). */
@@ -49,8 +50,9 @@ export interface ChatLoopControl {
  *
  * A call lives while its `execute` runs. A step call after that (a promise left
  * running) throws `TOOL_CALL_SETTLED`, runs nothing and writes nothing. Every write and
- * every park of the call is the session's own: a failure of either, or a park, stops the
- * run, and the step that met it stays pending in the tool (see `raceStop`).
+ * every park of the call is noted on the call's stop authority (`callStop`): a failure of
+ * either, or a park, stops the run, and the step that met it stays pending in the tool
+ * (see `CallStop.race`).
  */
 export class LiveToolCall {
   readonly #usedNames = new Set<string>()
@@ -63,6 +65,8 @@ export class LiveToolCall {
   readonly log: CallLog
   /** How the run stops a step: the call's signal, and the session's own failures. */
   readonly #stepStop: { signal: AbortSignal; isStop(error: unknown): boolean }
+  /** The call's stop authority: the first park or own failure its steps, waits and writes met. */
+  readonly callStop = new CallStop()
 
   constructor(
     readonly session: SessionRuntime,
@@ -77,8 +81,9 @@ export class LiveToolCall {
     const turnRunSignal = signal ?? new AbortController().signal
     this.#retry = tool.retry
     this.deadline = deadline(turnRunSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
-    this.log = new CallLog(session, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace, () => this.deadline.expired)
-    this.#stepStop = { signal: this.deadline.signal, isStop: (error) => ownFailureIn(session, error) !== undefined }
+    this.log = new CallLog(session, this.callStop, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace, () => this.deadline.expired)
+    // Whatever a step meets after the call's stop is the stop, not a failure of the step.
+    this.#stepStop = { signal: this.deadline.signal, isStop: () => this.callStop.reason !== undefined }
   }
 
   /** The tool's abort signal: aborted when the run stops or the call passes its time limit. */
@@ -96,42 +101,9 @@ export class LiveToolCall {
     this.deadline.clear()
   }
 
-  /** A park signal of this call: the run stops on purpose, the call stays open. */
-  park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal {
-    return this.log.park(reason, until, event)
-  }
-
-  /** The first park signal or own failure of the session that a step of this call met. */
-  #stop: object | undefined
-  #noteStop: () => void = () => {}
-  /** Settles when a step of the call meets the run's stop (a park, a lost write or lease). */
-  readonly #whenStopped = new Promise<void>((resolve) => {
-    this.#noteStop = resolve
-  })
-  /** True while the harness races the call's execute against its stop (see `raceStop`). */
-  #racing = false
-
-  /**
-   * The park signal or own failure of the session that a step met, if any: the run stops
-   * on it, and the tool never sees it (see `raceStop`).
-   */
-  get stop(): object | undefined {
-    return this.#stop
-  }
-
-  /**
-   * Runs the call's execute against its stop: a step that parks (a long sleep, a question,
-   * a retry's wait) or meets the session's own failure does not settle, so no control flow
-   * passes through the tool's code (its `catch` and `finally` see nothing); the harness
-   * ends the call here instead, and the call runs again from its start when the session
-   * resumes. Resolves with what execute returned, or throws what it threw or the stop.
-   */
-  async raceStop<T>(execute: () => Promise<T>): Promise<T> {
-    this.#racing = true
-    const stopped = this.#whenStopped.then(() => STOPPED)
-    const value = await Promise.race([execute(), stopped])
-    if (value === STOPPED) throw this.#stop
-    return value as T
+  /** Parks the call: the run stops on purpose, the call stays open, and the parked step does not settle. */
+  park(reason: ParkReason, until: number | null, event: Record<string, unknown>): Promise<never> {
+    return this.callStop.park({ toolCallId: this.toolCallId, reason, until, event })
   }
 
   /** The plain `step.do`: its checks, then the step engine on the session log. */
@@ -145,21 +117,16 @@ export class LiveToolCall {
     return runStep(this.log, name, policy, fn, this.#stepStop)
   }
 
-  /** The step API the tool gets: the run's stop (a park, an own failure) never reaches the tool (see `raceStop`). */
+  /** The step API the tool gets: the run's stop (a park, an own failure) never reaches the tool (see `CallStop.race`). */
   #watched(step: Step): Step {
     const watched: Record<string, unknown> = {}
     for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
       // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
       watched[key] = (...args: unknown[]) =>
         run(...args).catch((error: unknown) => {
-          const mine = ownFailureIn(this.session, error)
-          if (!mine) throw error
-          this.#stop ??= mine
-          this.#noteStop()
-          // The tool does not get the run's stop: its step stays pending while the harness ends the call.
-          // A call nobody races (a cancel's probe of the call) gets it as an error, as its caller expects.
-          if (this.#racing) return new Promise<never>(() => {})
-          throw error
+          // The call met its stop (noted where it happened): the step stays pending while the harness ends the call.
+          if (this.callStop.reason === undefined) throw error
+          return this.callStop.pending(error)
         })
     }
     return watched as unknown as Step
@@ -178,6 +145,7 @@ export class LiveToolCall {
       toolCallId: this.toolCallId,
       idPrefix: this.idPrefix,
       signal: this.signal,
+      stopped: () => this.callStop.reason !== undefined,
       doStep: (name, options, fn) => this.#doStep(name, options, fn),
       logValue: async (name, value) => {
         const headBytes = jsonBytes({ type: 'harness.step', toolCallId: this.toolCallId, name })
@@ -265,9 +233,6 @@ const TOOL_RECORD_RULES: RecordRules = {
   },
   error: (code, message, path) => new RecordError(code, message, path),
 }
-
-/** What `raceStop` sees when the stop came first. */
-const STOPPED = Symbol('stopped')
 
 /** App records as the call keeps them: checked (no `harness.` type, no secret of the session) and copied. */
 function checkedAppRecords(session: SessionRuntime, records: readonly LogRecord[]): LogRecord[] {

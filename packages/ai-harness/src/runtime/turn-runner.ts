@@ -6,8 +6,8 @@ import type { JsonValue } from '../json/json-types.js'
 import { StreamRedactor } from '../secrets/stream-redactor.js'
 import { ChatLoopState, streamChat } from './chat-loop.js'
 import { HARNESS_EVENTS } from './event-names.js'
-import { isParkSignal, type ParkSignal } from './park.js'
 import type { ParkedRecord } from './records.js'
+import type { Park, StopReason } from './run-stop.js'
 import { approvalId, callInput, openApprovalsOf } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
@@ -91,15 +91,15 @@ async function endTurnRun(
   session: SessionRuntime,
   turnId: string,
   control: TurnRunControl,
-  fatal: unknown,
+  fatal: StopReason | undefined,
   failed: boolean,
   text: string,
   redactor: StreamRedactor,
   chatRunId: string | undefined,
 ): Promise<TurnRunEnd> {
   const { scanner, writer } = session
-  if (isParkSignal(fatal)) return parkTurnRun(session, fatal, redactor, chatRunId)
-  const stop = fatal ?? control.stopped()
+  if (fatal?.kind === 'park') return parkTurnRun(session, fatal.park, redactor, chatRunId)
+  const stop = fatal ? fatal.error : control.stopped()
   if (stop) throw stop
   if (control.runStop.signal.aborted) return { outcome: { kind: 'stopped' }, tail: [] }
   if (failed) return { outcome: { kind: 'failed' }, tail: [] }
@@ -113,7 +113,7 @@ async function endTurnRun(
 /** A run that parks: logs why the turn waits, with the chunks that show the client what it waits for (a question, approvals). */
 async function parkTurnRun(
   session: SessionRuntime,
-  signal: ParkSignal,
+  signal: Park,
   redactor: StreamRedactor,
   chatRunId: string | undefined,
 ): Promise<TurnRunEnd> {
@@ -152,7 +152,7 @@ async function logWasDeleted(session: SessionRuntime): Promise<boolean> {
 }
 
 /** Logs that the turn waits on purpose, with the calls of the batch that had not started. */
-async function park(session: SessionRuntime, signal: ParkSignal): Promise<ParkedRecord> {
+async function park(session: SessionRuntime, signal: Park): Promise<ParkedRecord> {
   const batch = session.state.openTurn?.lastAssistant?.toolCalls ?? []
   const index = batch.findIndex((c) => c.id === signal.toolCallId)
   // A wait for approval stops the batch before any of its calls runs (the calls before one
