@@ -15,7 +15,9 @@ export interface StopsRun {
 }
 
 /** The gate's answer: the call's decision, or the stop of the run (a park until a person decides, a failed write). */
-export type ApprovalGateResult = { readonly stopped: false; readonly approved: boolean } | { readonly stopped: true; readonly reason: StopReason }
+export type ApprovalGateResult =
+  | { readonly stopped: false; readonly approved: boolean }
+  | { readonly stopped: true; readonly reason: StopReason }
 
 /** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
 export const DENIED_TOOL_ERROR = 'User declined tool execution'
@@ -26,7 +28,12 @@ export const DENIED_TOOL_ERROR = 'User declined tool execution'
  * assistant record did not carry it), so any host can decide it. A failed write of the
  * request is the session's own failure.
  */
-export async function approvalGate(session: SessionRuntime, tool: AnyTool, toolCallId: string, span: HarnessSpan): Promise<ApprovalGateResult> {
+export async function approvalGate(
+  session: SessionRuntime,
+  tool: AnyTool,
+  toolCallId: string,
+  span: HarnessSpan,
+): Promise<ApprovalGateResult> {
   const approval = session.state.calls.get(toolCallId)?.approval
   if (approval?.decision) return { stopped: false, approved: approval.decision.approved }
   if (!approval) {

@@ -2,15 +2,27 @@ import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { scrubError } from '../secrets/error-scrub.js'
-import { assertStepJson } from './durable-tool.js'
+import { refuseSecretName, refuseStepSecret, scrubbed } from '../secrets/step-checks.js'
+import { assertStepJson, assertStepName, claimStepName, stepDoArguments } from './durable-tool.js'
 import type { StepFailedRecord, StepStartedRecord } from './records.js'
 import type { CallStop, ParkReason } from './run-stop.js'
 import { StepError, StepFailedError, toolCallSettled } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
 import type { SessionWriter } from './session-writer.js'
-import type { RecordedFailure, StepAttempt, StepJournal, StepLookup } from './step-engine.js'
-import { failureText, isFinalFailure, LATEST_WAKE_MS, retryAt, shortFailureText, type StepPolicy } from './step-retry.js'
+import type { CallJournal, RecordedFailure, StepAttempt, StepBegun, StepLookup } from './step-engine.js'
+import { guardApplies } from './step-outcome.js'
+import type { StepDoOptions } from './step-outcome-options.js'
+import {
+  failureText,
+  isFinalFailure,
+  LATEST_WAKE_MS,
+  retryAt,
+  shortFailureText,
+  type StepOptions,
+  type StepPolicy,
+  stepPolicy,
+  waitTooLong,
+} from './step-retry.js'
 import { waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
 
@@ -20,8 +32,10 @@ import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } 
  * and the spans of its steps. A write or a clock that fails is the session's own failure,
  * noted on the call's stop authority (`stop`), as is a park.
  */
-export class CallLog implements StepJournal {
+export class CallLog implements CallJournal {
   #ended = false
+  /** The step, sleep and question names the call used: each once. */
+  readonly #usedNames = new Set<string>()
   /** The call is parking: attempts in flight finish and log, and no new attempt starts. */
   #draining = false
   /** The step attempts running now (their fn, then the record of how it ended). */
@@ -41,7 +55,33 @@ export class CallLog implements StepJournal {
     readonly trace: OtelContext | undefined,
     /** True once the call's time limit passed: the call has ended then, whoever notices first. */
     private readonly timeUp: () => boolean = () => false,
+    /** The step options of the call's tool (`durableTool({ retry })`). */
+    private readonly retry?: StepOptions,
   ) {}
+
+  /** `step.do`'s checks before anything runs; a step with `verify`, `once` or `undo` (or of a call that rolls back) is `guarded`. */
+  begin(name: string, a: unknown, b: unknown): StepBegun {
+    this.assertLive('step.do')
+    assertStepName('step.do', name)
+    const { options, fn } = stepDoArguments(a, b)
+    if (guardApplies(this.session, this.toolCallId, options)) return { guarded: true, options, fn }
+    return { guarded: false, policy: this.prepare(name, options), fn }
+  }
+
+  /** A plain step's checks that need the session (no secret in its name, its record fits, its name unused), and its policy. */
+  prepare(name: string, options: StepDoOptions | undefined): StepPolicy {
+    refuseSecretName(this.session.scanner, name, 'step')
+    // The record's size without its value: the logged record adds the value to it.
+    const head = { type: 'harness.step', toolCallId: this.toolCallId, name }
+    this.assertFits('step.do', name, head, this.session.maxStepBytes, 'step name')
+    this.claimName(name)
+    return stepPolicy(this.session.harness.options.retry, this.retry, options)
+  }
+
+  /** Claims a step, sleep or question name in the call (a second use throws `STEP_DUPLICATE_NAME`). */
+  claimName(name: string): void {
+    claimStepName(this.#usedNames, name)
+  }
 
   get idPrefix(): string {
     return `${this.session.sessionId}:${this.toolCallId}:`
@@ -195,37 +235,6 @@ export class CallLog implements StepJournal {
   }
 }
 
-/** Refuses a step value that holds a secret of the session (`STEP_SECRET`): the tool must not get it, nor the log keep it. */
-function refuseStepSecret(session: SessionRuntime, name: string, value: unknown): void {
-  const secret = session.scanner.find(value)
-  if (secret) {
-    throw new StepError(
-      'STEP_SECRET',
-      name,
-      `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
-      secret.path,
-    )
-  }
-}
-
-/** A durable wait that would end after `LATEST_WAKE_MS`: refused before anything runs or is written. */
-export function waitTooLong(what: string, name: string): StepError {
-  return new StepError(
-    'INVALID_ARGUMENT',
-    name,
-    `${what} would wait until after ${new Date(LATEST_WAKE_MS).toISOString()}, the latest time a durable wait may end (MAX_TIME_MS - 1). Wait for less; nothing was written.`,
-  )
-}
-
-/** Runs `check`; an error it throws leaves without the session's secrets. */
-export function scrubbed(session: SessionRuntime, check: () => void): void {
-  try {
-    check()
-  } catch (error) {
-    throw scrubError(session.scanner, error)
-  }
-}
-
 /** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
 const CUT_ATTEMPT_ERROR =
   'The attempt began and never ended: its host stopped or crashed while fn ran. No attempts are left; its side effect may have happened.'
@@ -246,7 +255,7 @@ async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promi
   if (stored) {
     // A secret the session learned after the value was logged (a later secret() read): the log
     // keeps it already, but the tool must not get it back, as on the run that stored it.
-    if (scanner.size > 0) refuseStepSecret(log.session, name, stored.value)
+    if (scanner.size > 0) refuseStepSecret(scanner, name, stored.value)
     const record = {
       type: 'harness.step',
       toolCallId: log.toolCallId,
@@ -331,8 +340,8 @@ export async function logValue(
   // fn finished after the call ended (a dangling step): its value belongs to no call.
   log.assertLive('step.do')
   // Its path can name a key that holds a secret.
-  scrubbed(log.session, () => assertStepJson(name, value))
-  refuseStepSecret(log.session, name, value)
+  scrubbed(log.session.scanner, () => assertStepJson(name, value))
+  refuseStepSecret(log.session.scanner, name, value)
   const record: LogRecord = { type: 'harness.step', toolCallId: log.toolCallId, name }
   // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
   // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).

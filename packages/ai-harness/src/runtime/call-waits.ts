@@ -4,13 +4,13 @@ import type { LogRecord } from '../contract/types.js'
 import { jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
-import { type CallLog, waitTooLong } from './call-log.js'
+import type { CallLog } from './call-log.js'
 import { assertSleepMs, assertStepName } from './durable-tool.js'
 import type { AnswerRejectedRecord } from './records.js'
 import { StepError } from './runtime-errors.js'
 import { questionId } from './session-fold.js'
 import { assertNotRollingBack } from './step-outcome.js'
-import { LATEST_WAKE_MS } from './step-retry.js'
+import { LATEST_WAKE_MS, waitTooLong } from './step-retry.js'
 
 /**
  * `step.sleep` and `step.ask` of a tool call in a session: the waits whose time or

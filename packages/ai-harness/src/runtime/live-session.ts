@@ -197,8 +197,7 @@ export class LiveSession implements Session {
     } finally {
       // A run that ended without parking or finishing leaves what the log says: a cut turn,
       // a waiting one (a send refused while the turn waits), or none (a resume with nothing to resume).
-      if (runOf(this.#phase) === turnRun)
-        this.#phase = outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
+      if (runOf(this.#phase) === turnRun) this.#phase = outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
       turnRun.finish()
     }
   }

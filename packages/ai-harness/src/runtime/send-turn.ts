@@ -1,4 +1,3 @@
-import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import type { LoggedMessage, ParkedRecord } from './records.js'
 import type { TurnInput } from './session.js'

@@ -115,7 +115,7 @@ async function runCall(
     throw caught
   }
   const call = new LiveToolCall(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
-  const executed = await executeCall(session, tool, control, call, { args, context, span })
+  const executed = await executeCall(tool, control, call, { args, context, span })
   if ('stopped' in executed) return executed
   const outcome = await applyHooks(session, tool, { toolCallId, args }, executed)
   const settled = await settleCall(session, tool, control, call, outcome)
@@ -140,7 +140,6 @@ interface CallOutcome {
  * session's own failure (which the tool never sees) stops the run.
  */
 async function executeCall(
-  session: SessionRuntime,
   tool: AnyTool,
   control: ChatLoopControl,
   call: LiveToolCall,

@@ -3,28 +3,19 @@ import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { CallLog, logValue, scrubbed } from './call-log.js'
+import { CallLog, logValue } from './call-log.js'
 import { askStep, sleepStep } from './call-waits.js'
-import {
-  type AppendRecords,
-  assertStepName,
-  claimStepName,
-  type DurableToolContext,
-  SESSION_CONTEXT,
-  type Step,
-  type StepRunContext,
-  stepDoArguments,
-} from './durable-tool.js'
+import { type AppendRecords, type DurableToolContext, SESSION_CONTEXT, type Step, type StepRunContext } from './durable-tool.js'
 import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { RecordError, toolTimedOut } from './runtime-errors.js'
 import { CallStop, type ParkReason, type StopReason } from './run-stop.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
-import { refuseSecretName } from '../secrets/step-checks.js'
-import { runStep } from './step-engine.js'
-import { guardApplies, StepGuard } from './step-outcome.js'
+import { scrubbed } from '../secrets/step-checks.js'
+import { callSteps, runStep } from './step-engine.js'
+import { StepGuard } from './step-outcome.js'
 import type { StepDoOptions } from './step-outcome-options.js'
-import { type StepOptions, stepPolicy } from './step-retry.js'
+import type { StepOptions } from './step-retry.js'
 import { type Deadline, deadline } from './timers.js'
 import type { OtelContext } from './tracing.js'
 
@@ -55,12 +46,9 @@ export interface ChatLoopControl {
  * (see `CallStop.race`).
  */
 export class LiveToolCall {
-  readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   /** The call's time limit (the tool's `timeoutMs`), over the turn run's signal. */
   readonly deadline: Deadline
-  /** The step options of the call's tool (`durableTool({ retry })`). */
-  readonly #retry: StepOptions | undefined
   /** The session log as the journal of the call's steps. */
   readonly log: CallLog
   /** How the run stops a step: the call's signal, and the session's own failures. */
@@ -79,11 +67,30 @@ export class LiveToolCall {
     trace?: OtelContext,
   ) {
     const turnRunSignal = signal ?? new AbortController().signal
-    this.#retry = tool.retry
     this.deadline = deadline(turnRunSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
-    this.log = new CallLog(session, this.callStop, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace, () => this.deadline.expired)
+    this.log = new CallLog(
+      session,
+      this.callStop,
+      toolCallId,
+      toolName,
+      turnRunSignal,
+      this.deadline.signal,
+      trace,
+      () => this.deadline.expired,
+      tool.retry,
+    )
     // Whatever a step meets after the call's stop is the stop, not a failure of the step.
     this.#stepStop = { signal: this.deadline.signal, isStop: () => this.callStop.reason !== undefined }
+    this.step = callSteps({
+      journal: this.log,
+      stop: this.#stepStop,
+      // Seam (step-outcome.ts): verify, once, undo, and the steps of a call that rolls back.
+      guarded: (name, options, fn) => this.outcomes.do(name, options as StepDoOptions | undefined, fn),
+      sleep: (name, ms) => sleepStep(this, name, ms),
+      ask: (options) => askStep(this, options),
+      // The call met its stop (noted where it happened): the step stays pending while the harness ends the call.
+      failed: (error) => (this.callStop.reason === undefined ? Promise.reject(error) : this.callStop.pending(error)),
+    }) as Step
   }
 
   /** The tool's abort signal: aborted when the run stops or the call passes its time limit. */
@@ -106,30 +113,9 @@ export class LiveToolCall {
     return this.callStop.park({ toolCallId: this.toolCallId, reason, until, event })
   }
 
-  /** The plain `step.do`: its checks, then the step engine on the session log. */
-  async #doStep(name: string, options: StepDoOptions | undefined, fn: (context: StepRunContext) => unknown): Promise<unknown> {
-    refuseSecretName(this.session.scanner, name, 'step')
-    // The record's size without its value: the logged record adds the value to it.
-    const head = { type: 'harness.step', toolCallId: this.toolCallId, name }
-    this.log.assertFits('step.do', name, head, this.session.maxStepBytes, 'step name')
-    this.claimName(name)
-    const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
-    return runStep(this.log, name, policy, fn, this.#stepStop)
-  }
-
-  /** The step API the tool gets: the run's stop (a park, an own failure) never reaches the tool (see `CallStop.race`). */
-  #watched(step: Step): Step {
-    const watched: Record<string, unknown> = {}
-    for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
-      // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
-      watched[key] = (...args: unknown[]) =>
-        run(...args).catch((error: unknown) => {
-          // The call met its stop (noted where it happened): the step stays pending while the harness ends the call.
-          if (this.callStop.reason === undefined) throw error
-          return this.callStop.pending(error)
-        })
-    }
-    return watched as unknown as Step
+  /** A plain step of the call past `step.do`'s first checks (a guarded step's own steps): the step engine on the session log. */
+  #doStep(name: string, options: StepDoOptions | undefined, fn: (context: StepRunContext) => unknown): Promise<unknown> {
+    return runStep(this.log, name, this.log.prepare(name, options), fn, this.#stepStop)
   }
 
   #guard: StepGuard | undefined
@@ -160,21 +146,11 @@ export class LiveToolCall {
 
   /** Claims a step, sleep or question name in the call (a second use throws `STEP_DUPLICATE_NAME`). */
   claimName(name: string): void {
-    claimStepName(this.#usedNames, name)
+    this.log.claimName(name)
   }
 
-  readonly step: Step = this.#watched({
-    do: async (name: string, a: unknown, b?: unknown) => {
-      this.log.assertLive('step.do')
-      assertStepName('step.do', name)
-      const { options, fn } = stepDoArguments(a, b)
-      // Seam (step-outcome.ts): verify, once, undo, and the steps of a call that rolls back.
-      if (guardApplies(this.session, this.toolCallId, options)) return this.outcomes.do(name, options, fn) as never
-      return this.#doStep(name, options, fn) as never
-    },
-    sleep: (name: string, ms: number) => sleepStep(this, name, ms),
-    ask: (options: { name: string; message: string; schema: unknown }) => askStep(this, options),
-  } as Step)
+  /** The step API the tool gets (see `callSteps`): the run's stop (a park, an own failure) never reaches the tool. */
+  readonly step: Step
 
   readonly append: AppendRecords = (records) => {
     this.log.assertLive('append')
@@ -191,7 +167,7 @@ export class LiveToolCall {
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
       // A refusal names the record's type and path, which may hold a secret.
-      append: (records) => scrubbed(this.session, () => this.append(records)),
+      append: (records) => scrubbed(this.session.scanner, () => this.append(records)),
       secret: this.secret,
     }
     return durable

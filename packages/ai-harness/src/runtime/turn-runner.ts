@@ -11,7 +11,7 @@ import type { Park, StopReason } from './run-stop.js'
 import { approvalId, callInput, openApprovalsOf } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
-import type { TurnRunControl, TurnRunEnd, TurnRunOutcome, TurnRunStream } from './turn-run.js'
+import type { TurnRunControl, TurnRunEnd, TurnRunStream } from './turn-run.js'
 
 /**
  * The chat loop of a turn, in one run of the turn: one `chat()` call that logs each
