@@ -166,13 +166,7 @@ export class CallLog implements CallJournal {
     this.assertLive(what)
   }
 
-  /** The span of a step answered from the log (its value, or its final failure): fn does not run. */
-  async traceFromLog(name: string, attributes: Attributes): Promise<void> {
-    const span = await this.#stepSpan(name, { ...attributes, [ATTR.replayed]: true })
-    span.end()
-  }
-
-  #stepSpan(name: string, attributes: Attributes): HarnessSpan | Promise<HarnessSpan> {
+  stepSpan(name: string, attributes: Attributes): HarnessSpan | Promise<HarnessSpan> {
     return startSpan(
       'harness.step',
       () => ({
@@ -207,7 +201,7 @@ export class CallLog implements CallJournal {
       ended = resolve
     })
     this.#inFlight.add(inFlight)
-    const span = await this.#stepSpan(name, { [ATTR.attempt]: attempt, [ATTR.replayed]: false })
+    const span = await this.stepSpan(name, { [ATTR.attempt]: attempt, [ATTR.replayed]: false })
     let scope: { writer: SessionWriter; release: () => void } | undefined
     const close = (thrown?: unknown) => {
       if (thrown !== undefined) span.fail(thrown)
@@ -233,6 +227,12 @@ export class CallLog implements CallJournal {
     }
     return openAttempt(this, name, attempt, policy, span, scope.writer, close)
   }
+}
+
+/** The span of a step answered from the log (its value, or its final failure): fn does not run. */
+async function traceFromLog(log: CallLog, name: string, attributes: Attributes): Promise<void> {
+  const span = await log.stepSpan(name, { ...attributes, [ATTR.replayed]: true })
+  span.end()
 }
 
 /** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
@@ -262,7 +262,7 @@ async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promi
       name,
       ...(stored.value === undefined ? {} : { value: stored.value }),
     }
-    await log.traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
+    await traceFromLog(log, name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
     return { found: true, value: jsonCopy(stored.value) }
   }
   // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
@@ -272,7 +272,7 @@ async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promi
   const failures = state.stepFailures.get(log.toolCallId)?.get(name)
   const failed = failures?.attempts ?? 0
   if (failures && (failures.last.final || failed >= policy.attempts)) {
-    await log.traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
+    await traceFromLog(log, name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
     throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
   }
   const started = state.stepStarts.get(log.toolCallId)?.get(name) ?? 0

@@ -16,7 +16,7 @@ import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { type SessionStatus, statusOf } from './session-status.js'
 import type { SessionWriter } from './session-writer.js'
-import { TurnRun, type TurnRunOutcome, type TurnRunStream } from './turn-run.js'
+import { TurnRun, type TurnRunEnd, type TurnRunOutcome, type TurnRunStream } from './turn-run.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
 
 /**
@@ -45,6 +45,12 @@ const letGone = (phase: Phase): boolean => phase.status === 'closed' || (phase.s
 
 /** What a run of a turn does once the session may be driven: send a turn, or recover one. */
 type TurnRunBody = (turnRun: TurnRun, runtime: SessionRuntime) => TurnRunStream
+
+/** The last chunks of a run that ended (a question, approvals, the park), then the error its stream ends with, if any. */
+async function* tailOf(end: TurnRunEnd | undefined): AsyncGenerator<StreamChunk> {
+  if (end) yield* end.tail
+  if (end?.error !== undefined) throw end.error
+}
 
 /** A session this host drives: its lease, its writer, its wakeup policy, and one phase. */
 export class LiveSession implements Session {
@@ -188,8 +194,7 @@ export class LiveSession implements Session {
       await this.#lease.keepWakeupAtExpiry()
       const end = yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer, stepScope: () => turnRun.stepScope() })
       outcome = end?.outcome
-      if (end) yield* end.tail
-      if (end?.error !== undefined) throw end.error
+      yield* tailOf(end)
       if (!turnRun.abandoned) await this.#afterTurnRun(outcome)
     } catch (error) {
       // No secret leaves the session in an error message either (a model's or a tool's error text).
