@@ -48,7 +48,7 @@ export type { AnswerOptions, SubmitOptions, SubmitResult } from './runtime/host.
 export type { ApproveOptions } from './runtime/approve-call.js'
 export type { PollResult } from './runtime/worker.js'
 export type { TimingOptions } from './runtime/timings.js'
-export { ParkSignal } from './runtime/park.js'
+export type { Park, ParkReason, StopReason } from './runtime/run-stop.js'
 export { StepError, RecordError } from './runtime/runtime-errors.js'
 export { DENIED_TOOL_ERROR } from './runtime/approval-gate.js'
 export {

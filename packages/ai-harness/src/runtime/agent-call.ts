@@ -3,8 +3,7 @@ import { isHarnessError } from '../contract/errors.js'
 import { AgentCallCut, childStanding } from './agent-child.js'
 import { type AgentMeta, childSessionId } from './agent-tool.js'
 import { HARNESS_EVENTS } from './event-names.js'
-import { asOwn, own, ownFailureIn } from './own-failures.js'
-import type { ParkSignal } from './park.js'
+import type { CallStop, ParkReason } from './run-stop.js'
 import { cutAtResume, foldLog } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 
@@ -12,7 +11,10 @@ import type { SessionRuntime } from './session-runtime.js'
 export interface AgentCallSite {
   readonly session: SessionRuntime
   readonly toolCallId: string
-  park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal
+  /** The call's stop authority: the failures of the session's machinery are noted there. */
+  readonly callStop: CallStop
+  /** Parks the call: the parked step does not settle while the harness ends the call. */
+  park(reason: ParkReason, until: number | null, event: Record<string, unknown>): Promise<never>
 }
 
 /**
@@ -22,9 +24,9 @@ export interface AgentCallSite {
  */
 const PASSING_CHILD_FAILURES = new Set(['LOG_CONFLICT', 'LEASE_LOST', 'LEASE_HELD', 'STORE_UNAVAILABLE', 'SESSION_BUSY'])
 
-function childFailure(session: SessionRuntime, error: unknown): unknown {
+function childFailure(stop: CallStop, error: unknown): unknown {
   if (isHarnessError(error) && !PASSING_CHILD_FAILURES.has(error.code)) return error
-  return own(session, error)
+  return stop.fail(error)
 }
 
 /** Why the turn of a child cut while it ran was ended. */
@@ -40,13 +42,13 @@ export async function runAgentCall(
   args: unknown,
   context: ToolExecutionContext | undefined,
 ): Promise<unknown> {
-  const { session, toolCallId } = call
+  const { session, toolCallId, callStop } = call
   const childId = childSessionId(session.sessionId, toolCallId)
   const parkedOnChild = session.state.calls.get(toolCallId)?.parked?.reason === 'agent'
   if (parkedOnChild) {
     // The call waited on its child, so the child's log exists, unless it was deleted: then
     // opening it would bring a deleted session back. Nobody knows what it did.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
+    const [first] = await callStop.own(() => session.store.read(childId, { after: 0, limit: 1 }))
     if (!first) {
       throw new Error(
         `The session of the agent ${JSON.stringify(agent.harness.name)} (${childId}) was deleted while this call waited for it; nobody knows what it did. Check its effects before you call it again.`,
@@ -56,16 +58,17 @@ export async function runAgentCall(
   if (!parkedOnChild && cutAtResume(session.state, toolCallId)) {
     // A crash cut the call before its child logged anything: the seed gives it the tool
     // error, and the child session is never created for it.
-    const [first] = await asOwn(session, () => session.store.read(childId, { after: 0, limit: 1 }))
+    const [first] = await callStop.own(() => session.store.read(childId, { after: 0, limit: 1 }))
     if (!first) throw new AgentCallCut(session.harness.cutToolError)
   }
   let child: Awaited<ReturnType<SessionRuntime['openChild']>>
   try {
     child = await session.openChild(agent.harness, childId, { sessionId: session.sessionId, toolCallId })
   } catch (error) {
-    throw childFailure(session, error)
+    throw childFailure(callStop, error)
   }
   let cut = false
+  let parked: Record<string, unknown> | undefined
   try {
     const approvals: Array<Record<string, unknown>> = []
     const forward = (chunk: { type: string; name?: string; value?: unknown }) => {
@@ -91,19 +94,23 @@ export async function runAgentCall(
       } else {
         const stream = standing === 'new' ? child.send(agent.prompt(args)) : child.resume()
         for await (const chunk of stream) forward(chunk as never)
-        if (child.status === 'parked') throw call.park('agent', null, { childSessionId: childId, approvals })
-        log = await child.entries()
+        if (child.status === 'parked') parked = { childSessionId: childId, approvals }
+        else log = await child.entries()
       }
     } catch (error) {
-      throw ownFailureIn(session, error) ? error : childFailure(session, error)
+      throw callStop.reason ? error : childFailure(callStop, error)
     }
-    if (cut) throw new AgentCallCut(session.harness.cutToolError)
-    if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
-      throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
+    if (!parked) {
+      if (cut) throw new AgentCallCut(session.harness.cutToolError)
+      if (!log.some((e) => e.record.type === 'harness.turn.finished')) {
+        throw new Error(`The agent ${JSON.stringify(agent.harness.name)} did not finish its turn.`)
+      }
+      const answers = log.filter((e) => e.record.type === 'harness.assistant' && (e.record.toolCalls as unknown[]).length === 0)
+      return String(answers.at(-1)?.record.text ?? '')
     }
-    const answers = log.filter((e) => e.record.type === 'harness.assistant' && (e.record.toolCalls as unknown[]).length === 0)
-    return String(answers.at(-1)?.record.text ?? '')
   } finally {
     await child.close().catch(() => {})
   }
+  // The child is closed first, then the parent call parks on it.
+  return call.park('agent', null, parked)
 }

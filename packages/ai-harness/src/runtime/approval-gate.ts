@@ -1,7 +1,6 @@
 import type { AnyTool } from '@tanstack/ai'
 import type { LogRecord } from '../contract/types.js'
-import { asOwn, own } from './own-failures.js'
-import { ParkSignal } from './park.js'
+import type { StopReason } from './run-stop.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { ATTR, type HarnessSpan } from './tracing.js'
 
@@ -10,41 +9,43 @@ import { ATTR, type HarnessSpan } from './tracing.js'
  * passes before it runs, and the result of a denied call.
  */
 
-/** What the gate needs of the chat loop: stopping the run (a park, or a failed write). */
+/** What a denied call needs of the chat loop: stopping the run when its write fails. */
 export interface StopsRun {
-  stop(reason: object): void
+  stop(error: unknown): void
 }
+
+/** The gate's answer: the call's decision, or the stop of the run (a park until a person decides, a failed write). */
+export type ApprovalGateResult =
+  | { readonly stopped: false; readonly approved: boolean }
+  | { readonly stopped: true; readonly reason: StopReason }
 
 /** The result TanStack AI gives the model for a denied call (its `deniedApprovalResult`): `{ error }` with this text. */
 export const DENIED_TOOL_ERROR = 'User declined tool execution'
 
 /**
- * The approval of a call of a tool with `needsApproval`: true when it was approved, false
- * when it was denied. A call without a decision parks the run: its request is logged first
- * (if the batch's assistant record did not carry it), so any host can decide it.
+ * The approval of a call of a tool with `needsApproval`: approved or denied, or, for a
+ * call without a decision, a park of the run: its request is logged first (if the batch's
+ * assistant record did not carry it), so any host can decide it. A failed write of the
+ * request is the session's own failure.
  */
 export async function approvalGate(
   session: SessionRuntime,
   tool: AnyTool,
-  control: StopsRun,
   toolCallId: string,
   span: HarnessSpan,
-): Promise<boolean> {
+): Promise<ApprovalGateResult> {
   const approval = session.state.calls.get(toolCallId)?.approval
-  if (approval?.decision) return approval.decision.approved
-  try {
-    if (!approval) {
-      const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
-      await asOwn(session, () => session.writer.append([request]))
+  if (approval?.decision) return { stopped: false, approved: approval.decision.approved }
+  if (!approval) {
+    const request: LogRecord = { type: 'harness.approval.requested', toolCallId, toolName: tool.name, at: session.clock.now() }
+    try {
+      await session.writer.append([request])
+    } catch (error) {
+      return { stopped: true, reason: { kind: 'failure', error } }
     }
-  } catch (caught) {
-    control.stop(own(session, caught))
-    throw caught
   }
   span.set({ [ATTR.outcome]: 'parked' })
-  const signal = own(session, new ParkSignal(toolCallId, 'approval', null, { toolCallId })) as ParkSignal
-  control.stop(signal)
-  throw signal
+  return { stopped: true, reason: { kind: 'park', park: { toolCallId, reason: 'approval', until: null, event: { toolCallId } } } }
 }
 
 /** A denied call: the tool does not run; the model gets TanStack AI's denial result, as chat() gives it. */
@@ -60,7 +61,7 @@ export async function settleDenied(
   try {
     await session.writer.append([{ type: 'harness.tool.result', toolCallId, toolName: tool.name, ok: false, result: seen, cut: false }])
   } catch (caught) {
-    control.stop(own(session, caught))
+    control.stop(caught)
     throw caught
   }
   throw new Error(DENIED_TOOL_ERROR)

@@ -2,26 +2,40 @@ import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy, utf8Length } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { scrubError } from '../secrets/error-scrub.js'
-import { assertStepJson } from './durable-tool.js'
-import { asOwn, own } from './own-failures.js'
-import { ParkSignal } from './park.js'
+import { refuseSecretName, refuseStepSecret, scrubbed } from '../secrets/step-checks.js'
+import { assertStepJson, assertStepName, claimStepName, stepDoArguments } from './durable-tool.js'
 import type { StepFailedRecord, StepStartedRecord } from './records.js'
+import type { CallStop, ParkReason } from './run-stop.js'
 import { StepError, StepFailedError, toolCallSettled } from './runtime-errors.js'
 import type { SessionRuntime } from './session-runtime.js'
 import type { SessionWriter } from './session-writer.js'
-import type { RecordedFailure, StepAttempt, StepJournal, StepLookup } from './step-engine.js'
-import { failureText, isFinalFailure, LATEST_WAKE_MS, retryAt, shortFailureText, type StepPolicy } from './step-retry.js'
+import type { CallJournal, RecordedFailure, StepAttempt, StepBegun, StepLookup } from './step-engine.js'
+import { guardApplies } from './step-outcome.js'
+import type { StepDoOptions } from './step-outcome-options.js'
+import {
+  failureText,
+  isFinalFailure,
+  LATEST_WAKE_MS,
+  retryAt,
+  shortFailureText,
+  type StepOptions,
+  type StepPolicy,
+  stepPolicy,
+  waitTooLong,
+} from './step-retry.js'
 import { waitFor } from './timers.js'
 import { ATTR, type Attributes, type HarnessSpan, type OtelContext, startSpan } from './tracing.js'
 
 /**
  * The session log as one tool call's step journal (see `StepJournal`): what the log holds
  * of the call's steps, the writes of the call while it lives, its durable clock and waits,
- * and the spans of its steps. A write or a clock that fails is the session's own failure.
+ * and the spans of its steps. A write or a clock that fails is the session's own failure,
+ * noted on the call's stop authority (`stop`), as is a park.
  */
-export class CallLog implements StepJournal {
+export class CallLog implements CallJournal {
   #ended = false
+  /** The step, sleep and question names the call used: each once. */
+  readonly #usedNames = new Set<string>()
   /** The call is parking: attempts in flight finish and log, and no new attempt starts. */
   #draining = false
   /** The step attempts running now (their fn, then the record of how it ended). */
@@ -29,6 +43,8 @@ export class CallLog implements StepJournal {
 
   constructor(
     readonly session: SessionRuntime,
+    /** The call's stop authority: the writes' failures and the waits' parks are noted there. */
+    readonly stop: CallStop,
     readonly toolCallId: string,
     readonly toolName: string,
     /** The turn run's abort signal: aborted when the session stops the run. */
@@ -39,7 +55,33 @@ export class CallLog implements StepJournal {
     readonly trace: OtelContext | undefined,
     /** True once the call's time limit passed: the call has ended then, whoever notices first. */
     private readonly timeUp: () => boolean = () => false,
+    /** The step options of the call's tool (`durableTool({ retry })`). */
+    private readonly retry?: StepOptions,
   ) {}
+
+  /** `step.do`'s checks before anything runs; a step with `verify`, `once` or `undo` (or of a call that rolls back) is `guarded`. */
+  begin(name: string, a: unknown, b: unknown): StepBegun {
+    this.assertLive('step.do')
+    assertStepName('step.do', name)
+    const { options, fn } = stepDoArguments(a, b)
+    if (guardApplies(this.session, this.toolCallId, options)) return { guarded: true, options, fn }
+    return { guarded: false, policy: this.prepare(name, options), fn }
+  }
+
+  /** A plain step's checks that need the session (no secret in its name, its record fits, its name unused), and its policy. */
+  prepare(name: string, options: StepDoOptions | undefined): StepPolicy {
+    refuseSecretName(this.session.scanner, name, 'step')
+    // The record's size without its value: the logged record adds the value to it.
+    const head = { type: 'harness.step', toolCallId: this.toolCallId, name }
+    this.assertFits('step.do', name, head, this.session.maxStepBytes, 'step name')
+    this.claimName(name)
+    return stepPolicy(this.session.harness.options.retry, this.retry, options)
+  }
+
+  /** Claims a step, sleep or question name in the call (a second use throws `STEP_DUPLICATE_NAME`). */
+  claimName(name: string): void {
+    claimStepName(this.#usedNames, name)
+  }
 
   get idPrefix(): string {
     return `${this.session.sessionId}:${this.toolCallId}:`
@@ -72,14 +114,14 @@ export class CallLog implements StepJournal {
   write(what: string, records: LogRecord[], owned = false, writer = this.session.writer): Promise<void> {
     this.assertLive(what)
     return writer.append(records, { owned }).catch((error: unknown) => {
-      throw own(this.session, error)
+      throw this.stop.fail(error)
     })
   }
 
   /** A durable time: the store's clock when it has one, so wake times do not depend on this host's clock. */
   durableNow(): Promise<number> {
     const { store, clock } = this.session
-    return asOwn(this.session, () => (store.now ? store.now() : clock.now()))
+    return this.stop.own(() => (store.now ? store.now() : clock.now()))
   }
 
   /** A record of this call must fit the store before anything runs: a step's name, a sleep, a question. */
@@ -95,9 +137,9 @@ export class CallLog implements StepJournal {
     return bytes
   }
 
-  /** A park signal of this call: the run stops on purpose, the call stays open. */
-  park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal {
-    return own(this.session, new ParkSignal(this.toolCallId, reason, until, event)) as ParkSignal
+  /** Parks the call: the run stops on purpose, the call stays open, and the parked step does not settle. */
+  park(reason: ParkReason, until: number | null, event: Record<string, unknown>): Promise<never> {
+    return this.stop.park({ toolCallId: this.toolCallId, reason, until, event })
   }
 
   /**
@@ -109,12 +151,11 @@ export class CallLog implements StepJournal {
   async waitUntil(what: string, name: string, until: number, now: number): Promise<void> {
     const remaining = until - now
     if (remaining <= 0) return
-    if (remaining > this.session.parkAfterMs) throw this.park('sleep', until, { name, wakeAt: until })
+    if (remaining > this.session.parkAfterMs) return this.park('sleep', until, { name, wakeAt: until })
     await waitFor(remaining, this.signal, () =>
       // The call's own time limit ends only the call; a stopped run is the session's own.
       this.turnRunSignal.aborted
-        ? own(
-            this.session,
+        ? this.stop.fail(
             new HarnessError(
               'LEASE_LOST',
               `The run stopped (cancel, hand-off, close or a lost lease) while ${what}(${JSON.stringify(name)}) waited; this host writes nothing more to the call, and the wait goes on when the session resumes.`,
@@ -125,13 +166,7 @@ export class CallLog implements StepJournal {
     this.assertLive(what)
   }
 
-  /** The span of a step answered from the log (its value, or its final failure): fn does not run. */
-  async traceFromLog(name: string, attributes: Attributes): Promise<void> {
-    const span = await this.#stepSpan(name, { ...attributes, [ATTR.replayed]: true })
-    span.end()
-  }
-
-  #stepSpan(name: string, attributes: Attributes): HarnessSpan | Promise<HarnessSpan> {
+  stepSpan(name: string, attributes: Attributes): HarnessSpan | Promise<HarnessSpan> {
     return startSpan(
       'harness.step',
       () => ({
@@ -160,13 +195,13 @@ export class CallLog implements StepJournal {
    */
   async open(name: string, attempt: number, policy: StepPolicy): Promise<StepAttempt> {
     // A parking call starts nothing more: the attempt runs when the session resumes.
-    if (this.#draining) throw own(this.session, toolCallSettled('step.do', this.toolCallId, this.toolName))
+    if (this.#draining) throw this.stop.fail(toolCallSettled('step.do', this.toolCallId, this.toolName))
     let ended = () => {}
     const inFlight = new Promise<void>((resolve) => {
       ended = resolve
     })
     this.#inFlight.add(inFlight)
-    const span = await this.#stepSpan(name, { [ATTR.attempt]: attempt, [ATTR.replayed]: false })
+    const span = await this.stepSpan(name, { [ATTR.attempt]: attempt, [ATTR.replayed]: false })
     let scope: { writer: SessionWriter; release: () => void } | undefined
     const close = (thrown?: unknown) => {
       if (thrown !== undefined) span.fail(thrown)
@@ -181,10 +216,10 @@ export class CallLog implements StepJournal {
         this.session.writer.assertWritable()
         scope = this.session.stepScope()
       } catch (error) {
-        throw own(this.session, error)
+        throw this.stop.fail(error)
       }
       // Nor one that another host may start too: by this host's clock its lease must be fresh.
-      await asOwn(this.session, () => this.session.leaseFresh())
+      await this.stop.own(() => this.session.leaseFresh())
       if (policy.attempts > 1) await logStart(this, name, attempt, scope.writer)
     } catch (error) {
       close(error)
@@ -194,35 +229,10 @@ export class CallLog implements StepJournal {
   }
 }
 
-/** Refuses a step value that holds a secret of the session (`STEP_SECRET`): the tool must not get it, nor the log keep it. */
-function refuseStepSecret(session: SessionRuntime, name: string, value: unknown): void {
-  const secret = session.scanner.find(value)
-  if (secret) {
-    throw new StepError(
-      'STEP_SECRET',
-      name,
-      `Step ${JSON.stringify(name)} returned a secret of the session at ${secret.path} (${secret.encoding}). The log must not keep it: read the secret outside step.do and return an id, not a token.`,
-      secret.path,
-    )
-  }
-}
-
-/** A durable wait that would end after `LATEST_WAKE_MS`: refused before anything runs or is written. */
-export function waitTooLong(what: string, name: string): StepError {
-  return new StepError(
-    'INVALID_ARGUMENT',
-    name,
-    `${what} would wait until after ${new Date(LATEST_WAKE_MS).toISOString()}, the latest time a durable wait may end (MAX_TIME_MS - 1). Wait for less; nothing was written.`,
-  )
-}
-
-/** Runs `check`; an error it throws leaves without the session's secrets. */
-export function scrubbed(session: SessionRuntime, check: () => void): void {
-  try {
-    check()
-  } catch (error) {
-    throw scrubError(session.scanner, error)
-  }
+/** The span of a step answered from the log (its value, or its final failure): fn does not run. */
+async function traceFromLog(log: CallLog, name: string, attributes: Attributes): Promise<void> {
+  const span = await log.stepSpan(name, { ...attributes, [ATTR.replayed]: true })
+  span.end()
 }
 
 /** The failure a step's attempt cut by a crash (or a stop) gets when it was the last of its budget. */
@@ -245,14 +255,14 @@ async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promi
   if (stored) {
     // A secret the session learned after the value was logged (a later secret() read): the log
     // keeps it already, but the tool must not get it back, as on the run that stored it.
-    if (scanner.size > 0) refuseStepSecret(log.session, name, stored.value)
+    if (scanner.size > 0) refuseStepSecret(scanner, name, stored.value)
     const record = {
       type: 'harness.step',
       toolCallId: log.toolCallId,
       name,
       ...(stored.value === undefined ? {} : { value: stored.value }),
     }
-    await log.traceFromLog(name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
+    await traceFromLog(log, name, { [ATTR.outcome]: 'replayed', [ATTR.bytes]: jsonBytes(record) })
     return { found: true, value: jsonCopy(stored.value) }
   }
   // The first retry's wait must end in time, as a sleep's must (a longer backoff is capped at LATEST_WAKE_MS).
@@ -262,7 +272,7 @@ async function lookupStep(log: CallLog, name: string, policy: StepPolicy): Promi
   const failures = state.stepFailures.get(log.toolCallId)?.get(name)
   const failed = failures?.attempts ?? 0
   if (failures && (failures.last.final || failed >= policy.attempts)) {
-    await log.traceFromLog(name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
+    await traceFromLog(log, name, { [ATTR.outcome]: 'failed', [ATTR.attempt]: failed })
     throw new StepFailedError(name, failed, failures.last.error, failures.last.timedOut)
   }
   const started = state.stepStarts.get(log.toolCallId)?.get(name) ?? 0
@@ -330,8 +340,8 @@ export async function logValue(
   // fn finished after the call ended (a dangling step): its value belongs to no call.
   log.assertLive('step.do')
   // Its path can name a key that holds a secret.
-  scrubbed(log.session, () => assertStepJson(name, value))
-  refuseStepSecret(log.session, name, value)
+  scrubbed(log.session.scanner, () => assertStepJson(name, value))
+  refuseStepSecret(log.session.scanner, name, value)
   const record: LogRecord = { type: 'harness.step', toolCallId: log.toolCallId, name }
   // One JSON text of the value: the record's copy and the caller's copy are parsed from it,
   // and the record's size is counted from it (the record's JSON is its head, then `,"value":` and the text).

@@ -4,15 +4,13 @@ import type { LogRecord } from '../contract/types.js'
 import { jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
 import { loggedQuestionSchema, refuseSecretName } from '../secrets/step-checks.js'
-import { type CallLog, waitTooLong } from './call-log.js'
+import type { CallLog } from './call-log.js'
 import { assertSleepMs, assertStepName } from './durable-tool.js'
-import { asOwn } from './own-failures.js'
-import type { ParkSignal } from './park.js'
 import type { AnswerRejectedRecord } from './records.js'
 import { StepError } from './runtime-errors.js'
 import { questionId } from './session-fold.js'
 import { assertNotRollingBack } from './step-outcome.js'
-import { LATEST_WAKE_MS } from './step-retry.js'
+import { LATEST_WAKE_MS, waitTooLong } from './step-retry.js'
 
 /**
  * `step.sleep` and `step.ask` of a tool call in a session: the waits whose time or
@@ -51,7 +49,7 @@ export async function sleepStep(call: WaitingCall, name: string, ms: number): Pr
   }
   await log.waitUntil('step.sleep', name, wakeAt, now)
   // What follows the sleep is a side effect of this host: its lease must still be fresh.
-  await asOwn(session, () => session.leaseFresh())
+  await log.stop.own(() => session.leaseFresh())
 }
 
 /** `step.ask`: the question is logged on the first run; the call parks until any host answers it. */
@@ -80,10 +78,10 @@ export async function askStep(call: WaitingCall, options: { name: string; messag
     const record = questionRecord(log, name, message, schema)
     call.claimName(name)
     await log.write('step.ask', [record])
-    throw question(log, id, name, message, undefined)
+    return question(log, id, name, message, undefined)
   }
   call.claimName(name)
-  if (!known.answer) throw question(log, id, name, message, known.rejected?.reason)
+  if (!known.answer) return question(log, id, name, message, known.rejected?.reason)
   // Parse with the live schema so transforms and defaults apply, as on the first run.
   const parsed = await validateWithStandardSchema(schema, known.answer.answer)
   if (parsed.success) return parsed.data
@@ -95,7 +93,7 @@ export async function askStep(call: WaitingCall, options: { name: string; messag
   )
   const rejected: AnswerRejectedRecord = { type: 'harness.answer.rejected', toolCallId, name, reason, at: session.clock.now() }
   await log.write('step.ask', [rejected])
-  throw question(log, id, name, message, reason)
+  return question(log, id, name, message, reason)
 }
 
 /** The logged question: its message redacted, its schema as JSON Schema; it must fit a record. */
@@ -121,7 +119,7 @@ function questionRecord(log: CallLog, name: string, message: string, schema: unk
 }
 
 /** Parks the call on its question; the event tells the client what to answer, and why the last answer was refused. */
-function question(log: CallLog, id: string, name: string, message: string, rejected: string | undefined): ParkSignal {
+function question(log: CallLog, id: string, name: string, message: string, rejected: string | undefined): Promise<never> {
   const { session, toolCallId } = log
   return log.park('ask', null, {
     sessionId: session.sessionId,

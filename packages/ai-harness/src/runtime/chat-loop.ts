@@ -6,13 +6,11 @@ import { redactModelInput } from '../secrets/model-input.js'
 import type { StreamRedactor } from '../secrets/stream-redactor.js'
 import { CallIds } from './call-ids.js'
 import type { ReplayPolicy } from './durable-tool.js'
-import { own } from './own-failures.js'
-import { isParkSignal, ParkSignal } from './park.js'
 import type { ApprovalRequestedRecord, AssistantRecord, LoggedToolCall, ToolResultRecord } from './records.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { wrapTool } from './tool-binding.js'
 import type { ChatLoopControl } from './tool-call.js'
-import type { RunStop } from './run-stop.js'
+import type { RunStop, StopReason } from './run-stop.js'
 import type { OtelContext } from './tracing.js'
 
 /**
@@ -52,14 +50,17 @@ export class ChatLoopState implements ChatLoopControl {
     this.ids = new CallIds((id) => session.state.toolCalls.has(id))
   }
 
-  /** The first reason the loop was stopped for: the session's own failure, or a park signal. */
-  get fatal(): object | undefined {
+  /** The first reason the loop was stopped for: the session's own failure, or a park. */
+  get fatal(): StopReason | undefined {
     return this.runStop.reason
   }
 
-  stop(reason: object): void {
-    if (isParkSignal(reason)) this.runStop.park(reason)
-    else this.runStop.stop(reason)
+  stop(error: unknown): void {
+    this.runStop.stop(error)
+  }
+
+  stopFor(reason: StopReason): void {
+    this.runStop.stopFor(reason)
   }
 
   get stopped(): boolean {
@@ -75,7 +76,7 @@ export class ChatLoopState implements ChatLoopControl {
     try {
       await this.session.writer.append(records)
     } catch (error) {
-      this.stop(error as object)
+      this.stop(error)
       throw error
     }
   }
@@ -222,7 +223,7 @@ async function logBatch(
   }
   const undecided = waiting.find((c) => !state.approvals.get(c.id)?.decision)
   // The chat loop stops before any tool of the batch runs; the turn parks until every approval is decided.
-  if (undecided) loop.stop(own(session, new ParkSignal(undecided.id, 'approval', null, { toolCallId: undecided.id })))
+  if (undecided) loop.runStop.park({ toolCallId: undecided.id, reason: 'approval', until: null, event: { toolCallId: undecided.id } })
 }
 
 /** Logs the results chat() gave calls it settled without the tool, as the model saw them. */

@@ -1,7 +1,6 @@
 import { HarnessError } from '../contract/errors.js'
 import type { LogRecord } from '../contract/types.js'
 import { type CancelMark, type RollbackRecord, rollingBack } from './outcome-records.js'
-import { ownFailureIn } from './own-failures.js'
 import { CallRolledBackError, type Registered, type Undone, type UndoFn, undoStepName } from './rollback-error.js'
 import type { SessionRuntime } from './session-runtime.js'
 import type { StepDoOptions } from './step-outcome-options.js'
@@ -21,6 +20,8 @@ export interface RollbackCall {
   readonly toolCallId: string
   readonly idPrefix: string
   readonly signal: AbortSignal
+  /** True once the call met its stop (a park, the session's own failure): it is no failure of the call. */
+  stopped(): boolean
   write(records: LogRecord[]): Promise<void>
   /** Runs a compensation as a step of the call, at most once (`once: true`), past the rollback's own guard. */
   runStep(name: string, options: StepDoOptions, fn: (context: { idempotencyKey: string; signal: AbortSignal }) => unknown): Promise<unknown>
@@ -54,7 +55,7 @@ export class Compensations {
     try {
       await run()
     } catch (error) {
-      if (ownFailureIn(this.call.session, error)) throw error
+      if (this.call.stopped()) throw error
     } finally {
       outcomes.probing.delete(this.call.toolCallId)
     }
@@ -73,7 +74,7 @@ export class Compensations {
     try {
       value = await run()
     } catch (error) {
-      if (ownFailureIn(this.call.session, error) || stopped() || (this.#registered.length === 0 && !this.rollingBack)) throw error
+      if (this.call.stopped() || stopped() || (this.#registered.length === 0 && !this.rollingBack)) throw error
       throw await this.#rollBack(error)
     }
     // The tool caught the error of a resumed rollback and returned: the call still fails as it did.
@@ -108,7 +109,7 @@ export class Compensations {
         results.push({ step: step.name, outcome: 'undone' })
       } catch (caught) {
         // A stop of the run leaves the rest of the rollback to the run after it.
-        if (ownFailureIn(session, caught) || this.call.signal.aborted) throw caught
+        if (this.call.stopped() || this.call.signal.aborted) throw caught
         const unknown = (caught as { code?: unknown })?.code === 'STEP_OUTCOME_UNKNOWN'
         results.push({
           step: step.name,

@@ -16,7 +16,7 @@ import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { type SessionStatus, statusOf } from './session-status.js'
 import type { SessionWriter } from './session-writer.js'
-import { TurnRun } from './turn-run.js'
+import { TurnRun, type TurnRunEnd, type TurnRunOutcome, type TurnRunStream } from './turn-run.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
 
 /**
@@ -44,7 +44,13 @@ const runOf = (phase: Phase): TurnRun | undefined => (phase.status === 'running'
 const letGone = (phase: Phase): boolean => phase.status === 'closed' || (phase.status === 'parked' && !phase.held)
 
 /** What a run of a turn does once the session may be driven: send a turn, or recover one. */
-type TurnRunBody = (turnRun: TurnRun, runtime: SessionRuntime) => AsyncGenerator<StreamChunk>
+type TurnRunBody = (turnRun: TurnRun, runtime: SessionRuntime) => TurnRunStream
+
+/** The last chunks of a run that ended (a question, approvals, the park), then the error its stream ends with, if any. */
+async function* tailOf(end: TurnRunEnd | undefined): AsyncGenerator<StreamChunk> {
+  if (end) yield* end.tail
+  if (end?.error !== undefined) throw end.error
+}
 
 /** A session this host drives: its lease, its writer, its wakeup policy, and one phase. */
 export class LiveSession implements Session {
@@ -180,27 +186,29 @@ export class LiveSession implements Session {
 
   /** Before a run writes, the log's state is known, the lease confirmed and the wakeup at its expiry. */
   async *#drive(turnRun: TurnRun, body: TurnRunBody): AsyncGenerator<StreamChunk> {
+    // How the run ended, as it returned it: kept before its tail streams (see `TurnRunEnd`).
+    let outcome: TurnRunOutcome | undefined
     try {
       if (!(await this.#writer.settle())) throw inDoubt(this.id)
       await this.#lease.confirm()
       await this.#lease.keepWakeupAtExpiry()
-      yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer, stepScope: () => turnRun.stepScope() })
-      if (!turnRun.abandoned) await this.#afterTurnRun(turnRun)
+      const end = yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer, stepScope: () => turnRun.stepScope() })
+      outcome = end?.outcome
+      yield* tailOf(end)
+      if (!turnRun.abandoned) await this.#afterTurnRun(outcome)
     } catch (error) {
       // No secret leaves the session in an error message either (a model's or a tool's error text).
       throw scrubError(this.#runtime.scanner, error)
     } finally {
       // A run that ended without parking or finishing leaves what the log says: a cut turn,
       // a waiting one (a send refused while the turn waits), or none (a resume with nothing to resume).
-      if (runOf(this.#phase) === turnRun)
-        this.#phase = turnRun.outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
+      if (runOf(this.#phase) === turnRun) this.#phase = outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
       turnRun.finish()
     }
   }
 
   /** After a run: where the wakeup goes, and whether the host lets the session go. */
-  async #afterTurnRun(turnRun: TurnRun): Promise<void> {
-    const outcome = turnRun.outcome
+  async #afterTurnRun(outcome: TurnRunOutcome | undefined): Promise<void> {
     if (outcome?.kind === 'finished') {
       this.#phase = { status: 'idle' }
       await this.#wakeups.finished()

@@ -1,11 +1,10 @@
-import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import type { LoggedMessage, ParkedRecord } from './records.js'
 import type { TurnInput } from './session.js'
 import { parkedCall, type TurnInputRef } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { beginTurnTrace, dropTurnTrace } from './tracing.js'
-import type { TurnRun } from './turn-run.js'
+import type { TurnRun, TurnRunStream } from './turn-run.js'
 import { chatTurn } from './turn-runner.js'
 
 /** What a sent turn needs from its session object besides the runtime. */
@@ -16,20 +15,20 @@ export interface SendTurnArgs {
   readonly hostId: string
   readonly fence: number | null
   /** Finishes the session's open turn by the replay rules first. */
-  readonly recover: () => AsyncGenerator<StreamChunk>
+  readonly recover: () => TurnRunStream
 }
 
 /**
  * A run that sends a prompt: an open turn is recovered first (a prompt sent to a turn that
  * still waits is refused), then the new turn is logged and its chat loop runs.
  */
-export async function* sendTurn(runtime: SessionRuntime, turnRun: TurnRun, args: SendTurnArgs): AsyncGenerator<StreamChunk> {
+export async function* sendTurn(runtime: SessionRuntime, turnRun: TurnRun, args: SendTurnArgs): TurnRunStream {
   const { state, clock, scanner } = runtime
   if (state.openTurn) {
-    yield* args.recover()
+    const recovered = yield* args.recover()
     const waiting = parkedCall(state)
     if (state.openTurn && waiting) throw waitingTurn(waiting)
-    if (state.openTurn) return
+    if (state.openTurn) return recovered
   }
   const turnId = crypto.randomUUID()
   const messages = toMessages(args.input)
@@ -50,7 +49,7 @@ export async function* sendTurn(runtime: SessionRuntime, turnRun: TurnRun, args:
     dropTurnTrace(runtime, turnId, error)
     throw error
   }
-  yield* chatTurn(runtime, turnId, turnRun)
+  return yield* chatTurn(runtime, turnId, turnRun)
 }
 
 /** A prompt as the log keeps it: TanStack AI model messages. */

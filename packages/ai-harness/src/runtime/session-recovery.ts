@@ -5,7 +5,7 @@ import { cancelChildren, ORPHAN_REASON } from './cancel-turn.js'
 import type { ToolResultRecord } from './records.js'
 import { cutAtResume, parkedCall, readAndFold, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
-import type { TurnRunControl, TurnRunOutcome } from './turn-run.js'
+import type { TurnRunControl, TurnRunEnd, TurnRunStream } from './turn-run.js'
 import { chatTurn } from './turn-runner.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
 
@@ -14,10 +14,8 @@ import type { WakeupPolicy } from './wakeup-policy.js'
  * wakeup set for when it may go on); otherwise the log records who took it over, the
  * calls a crash cut are settled by the replay rules, and the turn runs on.
  */
-export async function* recoverTurn(runtime: SessionRuntime, control: TurnRunControl, driver: RecoveryDriver): AsyncGenerator<StreamChunk> {
-  // The one place the outcome of a recovery that does not chat is kept: it returns it (a chat run keeps its own).
-  const outcome = yield* recover(runtime, control, driver)
-  if (outcome) control.outcome = outcome
+export async function* recoverTurn(runtime: SessionRuntime, control: TurnRunControl, driver: RecoveryDriver): TurnRunStream {
+  return yield* recover(runtime, control, driver)
 }
 
 /** Who recovers the turn, and how. */
@@ -29,12 +27,12 @@ interface RecoveryDriver {
   deferToParent: boolean
 }
 
-/** The recovery: how its run ended when it does not chat, else the chat turn's chunks (which keep its outcome). */
+/** The recovery: how its run ended when it does not chat, else the chat turn's chunks and end. */
 async function* recover(
   runtime: SessionRuntime,
   control: TurnRunControl,
   driver: RecoveryDriver,
-): AsyncGenerator<StreamChunk, TurnRunOutcome | undefined> {
+): AsyncGenerator<StreamChunk, TurnRunEnd | undefined> {
   const { state, writer, clock } = runtime
   const open = state.openTurn
   if (!open) return undefined
@@ -43,26 +41,25 @@ async function* recover(
     // A cancel that a crash cut in its rollback: it goes on where it stopped, and the turn ends cancelled (no model call, no wait).
     await rollBackOnCancel(runtime, (name) => runtime.harness.toolNamed(name), cancelled, open.turnId)
     await endTurnCancelled(runtime, open.turnId, cancelled)
-    return { kind: 'finished' }
+    return { outcome: { kind: 'finished' }, tail: [] }
   }
   if (driver.deferToParent && state.parent && !(await parentWaits(runtime, state.parent))) {
     // Its parent's call ended without it (the parent's turn was cancelled while the call was
     // still starting this child elsewhere): nobody waits for its answer, and deferring to the
     // parent would leave it open for ever. It ends here, and never runs again.
     await endTurnCancelled(runtime, open.turnId, ORPHAN_REASON)
-    return { kind: 'stopped' }
+    return { outcome: { kind: 'stopped' }, tail: [] }
   }
-  if (await driver.wakeups.stillWaiting()) return { kind: 'parked', parked: parkedCall(state)! }
+  if (await driver.wakeups.stillWaiting()) return { outcome: { kind: 'parked', parked: parkedCall(state)! }, tail: [] }
   if (driver.deferToParent && state.parent && !parkedCall(state)) {
     // Its parent never parked on it, so the parent call decides from the log whether it
     // goes on (it waits for a person) or was cut (it never runs again): wake the parent.
     await driver.wakeups.deferToParent()
-    return { kind: 'stopped' }
+    return { outcome: { kind: 'stopped' }, tail: [] }
   }
   await writer.append([{ type: 'harness.turn.resumed', turnId: open.turnId, at: clock.now(), host: driver.host, fence: driver.fence }])
   await settleCutCalls(runtime)
-  yield* chatTurn(runtime, open.turnId, control)
-  return undefined
+  return yield* chatTurn(runtime, open.turnId, control)
 }
 
 /** Whether the parent's open turn still waits for the agent call that runs this child (read from the store). */

@@ -67,6 +67,59 @@ export interface StepJournal {
   waitRetry(name: string, attempt: number, policy: StepPolicy, failure: RecordedFailure): Promise<void>
 }
 
+/** How `step.do` begins in a call: a plain step with its policy, or one that `step-outcome.ts` guards. */
+export type StepBegun =
+  | { readonly guarded: false; readonly policy: StepPolicy; readonly fn: (context: StepRunContext) => unknown }
+  | { readonly guarded: true; readonly options: StepDoOptionsLike; readonly fn: (context: StepRunContext) => unknown }
+
+/** The step options a guarded step goes on with (`StepDoOptions`, which this engine does not read). */
+type StepDoOptionsLike = object | undefined
+
+/** A tool call's journal in a session (`CallLog`): the checks of a step before it runs, then the engine's journal. */
+export interface CallJournal extends StepJournal {
+  /** The checks of `step.do(name, a, b)` before anything runs; what the step goes on with. */
+  begin(name: string, a: unknown, b: unknown): StepBegun
+}
+
+/** What a call's step API needs of its call (`LiveToolCall`) besides its journal. */
+export interface StepSite {
+  readonly journal: CallJournal
+  readonly stop: StepStop
+  /** A step with `verify`, `once` or `undo`, or of a call that rolls back (`step-outcome.ts`). */
+  guarded(name: string, options: StepDoOptionsLike, fn: (context: StepRunContext) => unknown): Promise<unknown>
+  sleep(name: string, ms: number): Promise<void>
+  ask(options: { name: string; message: string; schema: unknown }): Promise<unknown>
+  /** What the tool gets for a step that threw: the error, or a promise that does not settle once the call met its stop. */
+  failed(error: unknown): Promise<never>
+}
+
+/**
+ * The step API of a tool call in a session, as the tool gets it: `step.do` checks the step
+ * in the call's journal (`begin`) and runs it on the step engine (`runStep`); `sleep` and
+ * `ask` are the call's waits. A step that meets the call's stop (a park, the session's own
+ * failure) stays pending in the tool (`failed`), so no control flow crosses its code.
+ */
+export function callSteps(site: StepSite): {
+  do(name: string, a: unknown, b?: unknown): Promise<unknown>
+  sleep(name: string, ms: number): Promise<void>
+  ask(options: { name: string; message: string; schema: unknown }): Promise<unknown>
+} {
+  // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
+  const { journal, stop, failed } = site
+  return {
+    do: (name, a, b) => {
+      const step = async () => {
+        const begun = journal.begin(name, a, b)
+        if (begun.guarded) return site.guarded(name, begun.options, begun.fn)
+        return runStep(journal, name, begun.policy, begun.fn, stop)
+      }
+      return step().catch(failed)
+    },
+    sleep: (name, ms) => site.sleep(name, ms).catch(failed),
+    ask: (options) => site.ask(options).catch(failed),
+  }
+}
+
 /** How a run stops a step: its signal, and whether an error is the run's stop rather than the step's failure. */
 export interface StepStop {
   readonly signal: AbortSignal

@@ -2,7 +2,6 @@ import { fromJSONSchema } from 'zod'
 import type { LogRecord } from '../contract/types.js'
 import { Compensations, rollingBackError } from './compensation.js'
 import { type LoggedIntent, rollingBack, type StepIntentRecord } from './outcome-records.js'
-import { ownFailureIn } from './own-failures.js'
 import { StepError, StepFailedError } from './runtime-errors.js'
 import { questionId } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -30,6 +29,8 @@ export interface GuardedCall {
   readonly toolCallId: string
   readonly idPrefix: string
   readonly signal: AbortSignal
+  /** True once the call met its stop (a park, the session's own failure): an error after it is no failure of a step. */
+  stopped(): boolean
   /** The plain `step.do` of the call: its checks, its value from the log, its attempts. */
   doStep(name: string, options: StepDoOptions | undefined, fn: StepFn): Promise<unknown>
   /** Checks `value` and logs it as the step's value, as a finished `fn`'s; returns the JSON copy. */
@@ -79,6 +80,7 @@ export class StepGuard {
       get signal() {
         return call.signal
       },
+      stopped: () => call.stopped(),
       write: (records) => call.write(records),
       runStep: (name, options, fn) => this.#run(name, options, fn),
     })
@@ -177,7 +179,7 @@ export class StepGuard {
         }
       })
     } catch (error) {
-      if (ownFailureIn(call.session, error) || call.signal.aborted) throw error
+      if (call.stopped() || call.signal.aborted) throw error
       throw verifyFailed(call, name, stepName, error, thrown?.error === error)
     }
     if (verdict === 'not-done' || verdict === 'unknown') return verdict

@@ -1,6 +1,7 @@
 import { MAX_TIME_MS } from '../contract/types.js'
 import { checkOptions, isObject, type OptionRule, type OptionRules } from './check-options.js'
 import { MAX_TIMER_MS } from '../store/option-checks.js'
+import { StepError } from './runtime-errors.js'
 
 /**
  * How `step.do` retries a failing `fn` and how long one attempt may take. Given per
@@ -162,4 +163,13 @@ export function shortFailureText(text: string, max = MAX_FAILURE_TEXT): string {
   const last = text.charCodeAt(end - 1)
   if (last >= 0xd800 && last <= 0xdbff) end--
   return `${text.slice(0, end)}…`
+}
+
+/** A durable wait that would end after `LATEST_WAKE_MS`: refused before anything runs or is written. */
+export function waitTooLong(what: string, name: string): StepError {
+  return new StepError(
+    'INVALID_ARGUMENT',
+    name,
+    `${what} would wait until after ${new Date(LATEST_WAKE_MS).toISOString()}, the latest time a durable wait may end (MAX_TIME_MS - 1). Wait for less; nothing was written.`,
+  )
 }

@@ -7,8 +7,7 @@ import { runAgentCall } from './agent-call.js'
 import { agentMetaOf } from './agent-tool.js'
 import { approvalGate, settleDenied } from './approval-gate.js'
 import { durableMetaOf, isSessionContext } from './durable-tool.js'
-import { asOwn, own, ownFailureIn } from './own-failures.js'
-import { isParkSignal } from './park.js'
+import { type StopReason, stopError } from './run-stop.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { type ChatLoopControl, LiveToolCall } from './tool-call.js'
 import { ATTR, type HarnessSpan, startSpan } from './tracing.js'
@@ -39,7 +38,8 @@ function errorMessage(error: unknown): string {
  * Wraps a tool so that, in a durable session, its call is settled in the log: steps
  * memoized, app records buffered, hooks applied, secrets removed, and the result the
  * model sees appended before `chat()` gets it. Whatever the tool throws is a tool error
- * for the model, except the session's own failures and park signals, which stop the run.
+ * for the model, except where the call met the run's stop (a park, the session's own
+ * failure, noted on the call's stop authority): then the run stops, and the call stays open.
  */
 export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLoopControl): AnyTool {
   const meta = durableMetaOf(tool)
@@ -58,7 +58,7 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
       const toolCallId = context?.toolCallId
       if (!toolCallId) throw new HarnessError('INVALID_ARGUMENT', 'A durable session needs tool call ids from the adapter.')
       // A stopped run starts no more calls: they stay open, and run when the session resumes.
-      if (control.stopped) throw own(session, new Error('The run stopped before this tool call started; it runs when the session resumes.'))
+      if (control.stopped) throw new Error('The run stopped before this tool call started; it runs when the session resumes.')
       const span = await startSpan(
         'harness.tool.call',
         {
@@ -71,7 +71,10 @@ export function wrapTool(session: SessionRuntime, tool: AnyTool, control: ChatLo
         { parent: control.trace, scanner: session.scanner },
       )
       try {
-        return await span.run(() => runCall(session, tool, control, { args, context, toolCallId, span }))
+        const ran = await span.run(() => runCall(session, tool, control, { args, context, toolCallId, span }))
+        if (!ran.stopped) return ran.value
+        // The run stopped (the chat loop ends without a result for this call): chat() gets an error to pass on.
+        throw stopError(ran.reason)
       } catch (error) {
         // A park is no error: a sleep, a question or a retry wait must not fire error-rate alerts.
         if (!control.parked) span.fail(error)
@@ -89,35 +92,40 @@ async function runCall(
   tool: AnyTool,
   control: ChatLoopControl,
   { args, context, toolCallId, span }: { args: unknown; context: ToolExecutionContext | undefined; toolCallId: string; span: HarnessSpan },
-): Promise<unknown> {
+): Promise<Ran> {
   const logged = session.state.results.get(toolCallId)
   if (logged) {
     span.set({ [ATTR.outcome]: 'logged' })
-    if (logged.ok) return logged.result
+    if (logged.ok) return { stopped: false, value: logged.result }
     throw new Error(errorMessage((logged.result as { error?: unknown })?.error))
   }
-  if (tool.needsApproval && !(await approvalGate(session, tool, control, toolCallId, span))) {
-    return settleDenied(session, tool, control, toolCallId, span)
+  if (tool.needsApproval) {
+    const approval = await approvalGate(session, tool, toolCallId, span)
+    if (approval.stopped) {
+      control.stopFor(approval.reason)
+      return approval
+    }
+    if (!approval.approved) return settleDenied(session, tool, control, toolCallId, span)
   }
   try {
     // An approved call, like any call, starts only while no other host can have taken the session over.
-    await asOwn(session, () => session.leaseFresh())
+    await session.leaseFresh()
   } catch (caught) {
-    control.stop(caught as object)
+    control.stop(caught)
     throw caught
   }
   const call = new LiveToolCall(session, toolCallId, tool.name, context?.abortSignal, durableMetaOf(tool), span.context)
-  const outcome = await applyHooks(
-    session,
-    tool,
-    { toolCallId, args },
-    await executeCall(session, tool, control, call, { args, context, span }),
-  )
+  const executed = await executeCall(tool, control, call, { args, context, span })
+  if ('stopped' in executed) return executed
+  const outcome = await applyHooks(session, tool, { toolCallId, args }, executed)
   const settled = await settleCall(session, tool, control, call, outcome)
   span.set({ [ATTR.outcome]: settled.ok ? 'ok' : call.deadline.expired ? 'timed-out' : 'error' })
   if (!settled.ok) throw new Error((settled.seen as { error: string }).error)
-  return settled.seen
+  return { stopped: false, value: settled.seen }
 }
+
+/** How a bound call ended: the value chat() gets, or the stop of the run it met (its result is not logged). */
+type Ran = { readonly stopped: false; readonly value: unknown } | { readonly stopped: true; readonly reason: StopReason }
 
 /** How a call ended before it is settled: its value, or the error the model will see. */
 interface CallOutcome {
@@ -132,12 +140,11 @@ interface CallOutcome {
  * session's own failure (which the tool never sees) stops the run.
  */
 async function executeCall(
-  session: SessionRuntime,
   tool: AnyTool,
   control: ChatLoopControl,
   call: LiveToolCall,
   { args, context, span }: { args: unknown; context: ToolExecutionContext | undefined; span: HarnessSpan },
-): Promise<CallOutcome> {
+): Promise<CallOutcome | { readonly stopped: true; readonly reason: StopReason }> {
   const meta = durableMetaOf(tool)
   const agent = agentMetaOf(tool)
   try {
@@ -145,8 +152,8 @@ async function executeCall(
     // middleware's wrapper of it (permissions, metering) runs in a session too, and the
     // durable execute under it finds the session's context (see `isSessionContext`).
     // The call's execute races the call's stop: a step that parks or meets the session's own
-    // failure stays pending in the tool, and the call ends here (see `LiveToolCall.raceStop`).
-    const value = await call.raceStop(() =>
+    // failure stays pending in the tool, and the call ends here (see `CallStop.race`).
+    const raced = await call.callStop.race(() =>
       agent
         ? runAgentCall(call, agent, args, context)
         : meta
@@ -154,24 +161,20 @@ async function executeCall(
               // Seam (compensation.ts): a call that fails rolls back its finished steps' undo; a stop or its deadline does not.
               call.outcomes.compensations.runCall(
                 () => Promise.resolve((tool.execute ?? meta.execute)(args, call.contextFor(context))),
-                () => control.stopped || call.stop !== undefined || call.deadline.expired,
+                () => control.stopped || call.callStop.reason !== undefined || call.deadline.expired,
               ),
             )
           : Promise.resolve(tool.execute!(args, call.contextFor(context))),
     )
-    // A stop noted as the tool returned still stops the run.
-    if (call.stop) throw call.stop
-    return { ok: true, value }
-  } catch (caught) {
+    if (!raced.stopped) return { ok: true, value: raced.value }
     // A park or a stop first lets the call's steps in flight (the siblings in a Promise.all) log
     // how they ended: a value that is not logged would make the resumed call run its fn again.
-    if (ownFailureIn(session, caught) || call.stop || control.stopped) await call.log.drain()
-    const mine = ownFailureIn(session, caught) ?? call.stop
-    if (mine) {
-      span.set({ [ATTR.outcome]: isParkSignal(mine) ? 'parked' : 'stopped' })
-      control.stop(mine)
-      throw caught
-    }
+    await call.log.drain()
+    span.set({ [ATTR.outcome]: raced.reason.kind === 'park' ? 'parked' : 'stopped' })
+    control.stopFor(raced.reason)
+    return raced
+  } catch (caught) {
+    if (control.stopped) await call.log.drain()
     return { ok: false, error: caught }
   } finally {
     call.end()
@@ -236,7 +239,7 @@ async function settleCall(
     return result
   } catch (caught) {
     if (!isHarnessError(caught, 'RECORD_TOO_LARGE')) {
-      control.stop(own(session, caught))
+      control.stop(caught)
       throw caught
     }
     const seen = {
@@ -247,7 +250,7 @@ async function settleCall(
     try {
       await call.settleAlone(false, seen)
     } catch (again) {
-      control.stop(own(session, again))
+      control.stop(again)
       throw again
     }
     return { ok: false, seen }

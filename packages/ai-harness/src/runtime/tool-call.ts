@@ -3,36 +3,28 @@ import { checkRecords, type RecordRules } from '../contract/record-checks.js'
 import type { LogRecord } from '../contract/types.js'
 import { jsonBytes, jsonCopy } from '../json/check-json.js'
 import type { JsonValue } from '../json/json-types.js'
-import { CallLog, logValue, scrubbed } from './call-log.js'
+import { CallLog, logValue } from './call-log.js'
 import { askStep, sleepStep } from './call-waits.js'
-import {
-  type AppendRecords,
-  assertStepName,
-  claimStepName,
-  type DurableToolContext,
-  SESSION_CONTEXT,
-  type Step,
-  type StepRunContext,
-  stepDoArguments,
-} from './durable-tool.js'
-import { ownFailureIn } from './own-failures.js'
-import type { ParkSignal } from './park.js'
+import { type AppendRecords, type DurableToolContext, SESSION_CONTEXT, type Step, type StepRunContext } from './durable-tool.js'
 import { isHarnessRecordType, type ToolResultRecord } from './records.js'
 import { RecordError, toolTimedOut } from './runtime-errors.js'
+import { CallStop, type ParkReason, type StopReason } from './run-stop.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { SECRET_USED_RECORD } from '../secrets/session-secrets.js'
-import { refuseSecretName } from '../secrets/step-checks.js'
-import { runStep } from './step-engine.js'
-import { guardApplies, StepGuard } from './step-outcome.js'
+import { scrubbed } from '../secrets/step-checks.js'
+import { callSteps, runStep } from './step-engine.js'
+import { StepGuard } from './step-outcome.js'
 import type { StepDoOptions } from './step-outcome-options.js'
-import { type StepOptions, stepPolicy } from './step-retry.js'
+import type { StepOptions } from './step-retry.js'
 import { type Deadline, deadline } from './timers.js'
 import type { OtelContext } from './tracing.js'
 
 /** How a tool call reaches the chat loop it runs in. */
 export interface ChatLoopControl {
-  /** Stops the chat loop, and so the turn's run: the session's own failure, or a park signal. The first one wins. */
-  stop(reason: object): void
+  /** Stops the chat loop, and so the turn's run, for the session's own failure. The first reason wins. */
+  stop(error: unknown): void
+  /** Stops the chat loop for a park or own failure one of its calls met. The first reason wins. */
+  stopFor(reason: StopReason): void
   /** True once the chat loop stopped (a park, a failure, cancel, hand-off, close). */
   readonly stopped: boolean
   /** True once the chat loop stopped because a call parked (on purpose: no failure). */
@@ -49,20 +41,20 @@ export interface ChatLoopControl {
  *
  * A call lives while its `execute` runs. A step call after that (a promise left
  * running) throws `TOOL_CALL_SETTLED`, runs nothing and writes nothing. Every write and
- * every park of the call is the session's own: a failure of either, or a park, stops the
- * run, and the step that met it stays pending in the tool (see `raceStop`).
+ * every park of the call is noted on the call's stop authority (`callStop`): a failure of
+ * either, or a park, stops the run, and the step that met it stays pending in the tool
+ * (see `CallStop.race`).
  */
 export class LiveToolCall {
-  readonly #usedNames = new Set<string>()
   readonly #records: LogRecord[] = []
   /** The call's time limit (the tool's `timeoutMs`), over the turn run's signal. */
   readonly deadline: Deadline
-  /** The step options of the call's tool (`durableTool({ retry })`). */
-  readonly #retry: StepOptions | undefined
   /** The session log as the journal of the call's steps. */
   readonly log: CallLog
   /** How the run stops a step: the call's signal, and the session's own failures. */
   readonly #stepStop: { signal: AbortSignal; isStop(error: unknown): boolean }
+  /** The call's stop authority: the first park or own failure its steps, waits and writes met. */
+  readonly callStop = new CallStop()
 
   constructor(
     readonly session: SessionRuntime,
@@ -75,10 +67,30 @@ export class LiveToolCall {
     trace?: OtelContext,
   ) {
     const turnRunSignal = signal ?? new AbortController().signal
-    this.#retry = tool.retry
     this.deadline = deadline(turnRunSignal, tool.timeoutMs, () => toolTimedOut(toolName, tool.timeoutMs!))
-    this.log = new CallLog(session, toolCallId, toolName, turnRunSignal, this.deadline.signal, trace, () => this.deadline.expired)
-    this.#stepStop = { signal: this.deadline.signal, isStop: (error) => ownFailureIn(session, error) !== undefined }
+    this.log = new CallLog(
+      session,
+      this.callStop,
+      toolCallId,
+      toolName,
+      turnRunSignal,
+      this.deadline.signal,
+      trace,
+      () => this.deadline.expired,
+      tool.retry,
+    )
+    // Whatever a step meets after the call's stop is the stop, not a failure of the step.
+    this.#stepStop = { signal: this.deadline.signal, isStop: () => this.callStop.reason !== undefined }
+    this.step = callSteps({
+      journal: this.log,
+      stop: this.#stepStop,
+      // Seam (step-outcome.ts): verify, once, undo, and the steps of a call that rolls back.
+      guarded: (name, options, fn) => this.outcomes.do(name, options as StepDoOptions | undefined, fn),
+      sleep: (name, ms) => sleepStep(this, name, ms),
+      ask: (options) => askStep(this, options),
+      // The call met its stop (noted where it happened): the step stays pending while the harness ends the call.
+      failed: (error) => (this.callStop.reason === undefined ? Promise.reject(error) : this.callStop.pending(error)),
+    }) as Step
   }
 
   /** The tool's abort signal: aborted when the run stops or the call passes its time limit. */
@@ -96,73 +108,14 @@ export class LiveToolCall {
     this.deadline.clear()
   }
 
-  /** A park signal of this call: the run stops on purpose, the call stays open. */
-  park(reason: ParkSignal['reason'], until: number | null, event: Record<string, unknown>): ParkSignal {
-    return this.log.park(reason, until, event)
+  /** Parks the call: the run stops on purpose, the call stays open, and the parked step does not settle. */
+  park(reason: ParkReason, until: number | null, event: Record<string, unknown>): Promise<never> {
+    return this.callStop.park({ toolCallId: this.toolCallId, reason, until, event })
   }
 
-  /** The first park signal or own failure of the session that a step of this call met. */
-  #stop: object | undefined
-  #noteStop: () => void = () => {}
-  /** Settles when a step of the call meets the run's stop (a park, a lost write or lease). */
-  readonly #whenStopped = new Promise<void>((resolve) => {
-    this.#noteStop = resolve
-  })
-  /** True while the harness races the call's execute against its stop (see `raceStop`). */
-  #racing = false
-
-  /**
-   * The park signal or own failure of the session that a step met, if any: the run stops
-   * on it, and the tool never sees it (see `raceStop`).
-   */
-  get stop(): object | undefined {
-    return this.#stop
-  }
-
-  /**
-   * Runs the call's execute against its stop: a step that parks (a long sleep, a question,
-   * a retry's wait) or meets the session's own failure does not settle, so no control flow
-   * passes through the tool's code (its `catch` and `finally` see nothing); the harness
-   * ends the call here instead, and the call runs again from its start when the session
-   * resumes. Resolves with what execute returned, or throws what it threw or the stop.
-   */
-  async raceStop<T>(execute: () => Promise<T>): Promise<T> {
-    this.#racing = true
-    const stopped = this.#whenStopped.then(() => STOPPED)
-    const value = await Promise.race([execute(), stopped])
-    if (value === STOPPED) throw this.#stop
-    return value as T
-  }
-
-  /** The plain `step.do`: its checks, then the step engine on the session log. */
-  async #doStep(name: string, options: StepDoOptions | undefined, fn: (context: StepRunContext) => unknown): Promise<unknown> {
-    refuseSecretName(this.session.scanner, name, 'step')
-    // The record's size without its value: the logged record adds the value to it.
-    const head = { type: 'harness.step', toolCallId: this.toolCallId, name }
-    this.log.assertFits('step.do', name, head, this.session.maxStepBytes, 'step name')
-    this.claimName(name)
-    const policy = stepPolicy(this.session.harness.options.retry, this.#retry, options)
-    return runStep(this.log, name, policy, fn, this.#stepStop)
-  }
-
-  /** The step API the tool gets: the run's stop (a park, an own failure) never reaches the tool (see `raceStop`). */
-  #watched(step: Step): Step {
-    const watched: Record<string, unknown> = {}
-    for (const [key, run] of Object.entries(step) as Array<[string, (...args: unknown[]) => Promise<unknown>]>) {
-      // A rejection handler, not an async wrapper: a step's promise chain is its hot path.
-      watched[key] = (...args: unknown[]) =>
-        run(...args).catch((error: unknown) => {
-          const mine = ownFailureIn(this.session, error)
-          if (!mine) throw error
-          this.#stop ??= mine
-          this.#noteStop()
-          // The tool does not get the run's stop: its step stays pending while the harness ends the call.
-          // A call nobody races (a cancel's probe of the call) gets it as an error, as its caller expects.
-          if (this.#racing) return new Promise<never>(() => {})
-          throw error
-        })
-    }
-    return watched as unknown as Step
+  /** A plain step of the call past `step.do`'s first checks (a guarded step's own steps): the step engine on the session log. */
+  #doStep(name: string, options: StepDoOptions | undefined, fn: (context: StepRunContext) => unknown): Promise<unknown> {
+    return runStep(this.log, name, this.log.prepare(name, options), fn, this.#stepStop)
   }
 
   #guard: StepGuard | undefined
@@ -178,6 +131,7 @@ export class LiveToolCall {
       toolCallId: this.toolCallId,
       idPrefix: this.idPrefix,
       signal: this.signal,
+      stopped: () => this.callStop.reason !== undefined,
       doStep: (name, options, fn) => this.#doStep(name, options, fn),
       logValue: async (name, value) => {
         const headBytes = jsonBytes({ type: 'harness.step', toolCallId: this.toolCallId, name })
@@ -192,21 +146,11 @@ export class LiveToolCall {
 
   /** Claims a step, sleep or question name in the call (a second use throws `STEP_DUPLICATE_NAME`). */
   claimName(name: string): void {
-    claimStepName(this.#usedNames, name)
+    this.log.claimName(name)
   }
 
-  readonly step: Step = this.#watched({
-    do: async (name: string, a: unknown, b?: unknown) => {
-      this.log.assertLive('step.do')
-      assertStepName('step.do', name)
-      const { options, fn } = stepDoArguments(a, b)
-      // Seam (step-outcome.ts): verify, once, undo, and the steps of a call that rolls back.
-      if (guardApplies(this.session, this.toolCallId, options)) return this.outcomes.do(name, options, fn) as never
-      return this.#doStep(name, options, fn) as never
-    },
-    sleep: (name: string, ms: number) => sleepStep(this, name, ms),
-    ask: (options: { name: string; message: string; schema: unknown }) => askStep(this, options),
-  } as Step)
+  /** The step API the tool gets (see `callSteps`): the run's stop (a park, an own failure) never reaches the tool. */
+  readonly step: Step
 
   readonly append: AppendRecords = (records) => {
     this.log.assertLive('append')
@@ -223,7 +167,7 @@ export class LiveToolCall {
       emitCustomEvent: context?.emitCustomEvent ?? (() => {}),
       step: this.step,
       // A refusal names the record's type and path, which may hold a secret.
-      append: (records) => scrubbed(this.session, () => this.append(records)),
+      append: (records) => scrubbed(this.session.scanner, () => this.append(records)),
       secret: this.secret,
     }
     return durable
@@ -265,9 +209,6 @@ const TOOL_RECORD_RULES: RecordRules = {
   },
   error: (code, message, path) => new RecordError(code, message, path),
 }
-
-/** What `raceStop` sees when the stop came first. */
-const STOPPED = Symbol('stopped')
 
 /** App records as the call keeps them: checked (no `harness.` type, no secret of the session) and copied. */
 function checkedAppRecords(session: SessionRuntime, records: readonly LogRecord[]): LogRecord[] {

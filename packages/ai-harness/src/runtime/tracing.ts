@@ -246,19 +246,19 @@ function untraced(api: OtelApi, span: OtelSpan, parent: OtelContext, active: Ote
  * runs (a tool's, the store's, TanStack AI's) nest under `span`. A generator is not one
  * call, so `context.with` wraps each of its steps.
  */
-export async function* inSpan<T>(span: HarnessSpan, inner: AsyncGenerator<T>): AsyncGenerator<T> {
+export async function* inSpan<T, R = unknown>(span: HarnessSpan, inner: AsyncGenerator<T, R>): AsyncGenerator<T, R> {
   let done = false
   try {
     for (;;) {
       const step = await span.run(() => inner.next())
       if (step.done) {
         done = true
-        return
+        return step.value
       }
       yield step.value
     }
   } finally {
-    if (!done) await span.run(() => inner.return(undefined))
+    if (!done) await span.run(() => inner.return(undefined as R))
   }
 }
 

@@ -18,13 +18,27 @@ export type TurnRunOutcome =
   | { kind: 'failed' }
   | { kind: 'deleted' }
 
+/**
+ * How a run of a turn ends, as the run returns it: its outcome, the chunks that tell the
+ * client (a question, approvals, the park), and the error its stream ends with, if any.
+ * The driver keeps the outcome before it streams the tail: a reader that stops reading at
+ * the question still leaves the run parked.
+ */
+export interface TurnRunEnd {
+  readonly outcome: TurnRunOutcome
+  readonly tail: readonly StreamChunk[]
+  readonly error?: unknown
+}
+
+/** The chunks of a run of a turn, and how it ended (undefined: it did not run, e.g. nothing to resume). */
+export type TurnRunStream = AsyncGenerator<StreamChunk, TurnRunEnd | undefined>
+
 /** What a run of a turn shares with the code that drives it (the chat loop, a recovery). */
 export interface TurnRunControl {
   /** The run's stop authority: its signal, and why it stopped (see `RunStop`). */
   readonly runStop: RunStop
   /** Why the session stopped (a conflict, a lost lease), if it did. */
   stopped(): Error | undefined
-  outcome?: TurnRunOutcome
   /** Calls `listener` if a stop gives up waiting for the run (see `TurnRun.stop`); returns the way to stop listening. */
   onAbandoned?(listener: () => void): () => void
 }
@@ -38,7 +52,6 @@ export interface TurnRunControl {
  */
 export class TurnRun implements TurnRunControl {
   readonly runStop = new RunStop()
-  outcome?: TurnRunOutcome
   /** Settles when the run's code has ended, however it ended. */
   readonly done: Promise<void>
   #finish: () => void = () => {}

@@ -6,12 +6,12 @@ import type { JsonValue } from '../json/json-types.js'
 import { StreamRedactor } from '../secrets/stream-redactor.js'
 import { ChatLoopState, streamChat } from './chat-loop.js'
 import { HARNESS_EVENTS } from './event-names.js'
-import { isParkSignal, type ParkSignal } from './park.js'
 import type { ParkedRecord } from './records.js'
+import type { Park, StopReason } from './run-stop.js'
 import { approvalId, callInput, openApprovalsOf } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { ATTR, inSpan, type OtelContext, turnSpan } from './tracing.js'
-import type { TurnRunControl, TurnRunOutcome } from './turn-run.js'
+import type { TurnRunControl, TurnRunEnd, TurnRunStream } from './turn-run.js'
 
 /**
  * The chat loop of a turn, in one run of the turn: one `chat()` call that logs each
@@ -20,7 +20,7 @@ import type { TurnRunControl, TurnRunOutcome } from './turn-run.js'
  * session's secrets removed. A tool that parks (long sleep, question) ends the run
  * without ending the turn.
  */
-export async function* chatTurn(session: SessionRuntime, turnId: string, control: TurnRunControl): AsyncGenerator<StreamChunk> {
+export async function* chatTurn(session: SessionRuntime, turnId: string, control: TurnRunControl): TurnRunStream {
   // One span per run of the turn; spans started while it runs (tools, steps, the store, chat()'s own) nest under it.
   const span = await turnSpan(session, turnId)
   // A run that a stop gave up on never reaches the finally below: its span ends then.
@@ -29,8 +29,11 @@ export async function* chatTurn(session: SessionRuntime, turnId: string, control
     span.end()
   })
   let threw = false
+  let end: TurnRunEnd | undefined
   try {
-    yield* inSpan(span, chatLoopAndEnd(session, turnId, control, span.context))
+    end = yield* inSpan(span, chatLoopAndEnd(session, turnId, control, span.context))
+    if (end.error !== undefined) span.fail(end.error)
+    return end
   } catch (error) {
     threw = true
     span.fail(error)
@@ -39,16 +42,9 @@ export async function* chatTurn(session: SessionRuntime, turnId: string, control
     unwatch?.()
     // A throw that no stop explains (the model call failed, say) is a failed run, not a stopped one.
     const stopped = control.stopped() !== undefined || control.runStop.stopped
-    span.set({ [ATTR.outcome]: control.outcome?.kind ?? (threw && !stopped ? 'failed' : 'stopped') })
+    span.set({ [ATTR.outcome]: end?.outcome.kind ?? (threw && !stopped ? 'failed' : 'stopped') })
     span.end()
   }
-}
-
-/** How a run of a turn ends: its outcome, the chunks that tell the client, and the error its stream ends with, if any. */
-interface TurnRunEnd {
-  readonly outcome: TurnRunOutcome
-  readonly tail: readonly StreamChunk[]
-  readonly error?: unknown
 }
 
 /** The chat loop, then the end of the turn's run: parked, stopped, failed, finished or deleted. */
@@ -57,17 +53,13 @@ async function* chatLoopAndEnd(
   turnId: string,
   control: TurnRunControl,
   trace: OtelContext | undefined,
-): AsyncGenerator<StreamChunk> {
+): AsyncGenerator<StreamChunk, TurnRunEnd> {
   const loop = new ChatLoopState(session, turnId, control.runStop, trace)
   const redactor = new StreamRedactor(session.scanner)
   const { failed, chatRunId } = yield* streamChat(loop, redactor)
   yield* redactor.flush()
-  const end = await endOrDeleted(session, () => endTurnRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, chatRunId))
-  // The one place a chat run's outcome is kept, before its last chunks: a reader that stops
-  // reading at the question still leaves the run parked.
-  control.outcome = end.outcome
-  yield* end.tail
-  if (end.error !== undefined) throw end.error
+  // The run returns how it ended; its driver streams the tail (see `TurnRunEnd`).
+  return endOrDeleted(session, () => endTurnRun(session, turnId, control, loop.fatal, failed, loop.text, redactor, chatRunId))
 }
 
 /** The end of the run, or `deleted` when it failed because the session's log was deleted under this host. */
@@ -91,15 +83,15 @@ async function endTurnRun(
   session: SessionRuntime,
   turnId: string,
   control: TurnRunControl,
-  fatal: unknown,
+  fatal: StopReason | undefined,
   failed: boolean,
   text: string,
   redactor: StreamRedactor,
   chatRunId: string | undefined,
 ): Promise<TurnRunEnd> {
   const { scanner, writer } = session
-  if (isParkSignal(fatal)) return parkTurnRun(session, fatal, redactor, chatRunId)
-  const stop = fatal ?? control.stopped()
+  if (fatal?.kind === 'park') return parkTurnRun(session, fatal.park, redactor, chatRunId)
+  const stop = fatal ? fatal.error : control.stopped()
   if (stop) throw stop
   if (control.runStop.signal.aborted) return { outcome: { kind: 'stopped' }, tail: [] }
   if (failed) return { outcome: { kind: 'failed' }, tail: [] }
@@ -113,7 +105,7 @@ async function endTurnRun(
 /** A run that parks: logs why the turn waits, with the chunks that show the client what it waits for (a question, approvals). */
 async function parkTurnRun(
   session: SessionRuntime,
-  signal: ParkSignal,
+  signal: Park,
   redactor: StreamRedactor,
   chatRunId: string | undefined,
 ): Promise<TurnRunEnd> {
@@ -152,7 +144,7 @@ async function logWasDeleted(session: SessionRuntime): Promise<boolean> {
 }
 
 /** Logs that the turn waits on purpose, with the calls of the batch that had not started. */
-async function park(session: SessionRuntime, signal: ParkSignal): Promise<ParkedRecord> {
+async function park(session: SessionRuntime, signal: Park): Promise<ParkedRecord> {
   const batch = session.state.openTurn?.lastAssistant?.toolCalls ?? []
   const index = batch.findIndex((c) => c.id === signal.toolCallId)
   // A wait for approval stops the batch before any of its calls runs (the calls before one
