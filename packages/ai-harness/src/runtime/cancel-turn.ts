@@ -28,17 +28,18 @@ export async function cancelOpenTurn(runtime: SessionRuntime, store: HarnessStor
  * Before a cancel undoes anything in a child agent's session, the parent logs it: a
  * rollback record of the agent call that names the cancel. A crash anywhere in the
  * child's rollback then leaves a parent whose run after it (`cutCancel`) finishes every
- * child's rollback and ends the turn cancelled, instead of running the turn on. The
- * wakeup comes first and is due now: a parent that waits for its child has none, and a
- * worker must find the cut cancel. Only a turn with an agent call whose child logged
- * anything writes it, once per cancel; any other cancel writes what it wrote before.
+ * child's rollback and ends the turn cancelled, instead of running the turn on. Its wakeup
+ * is made due now first: a parent that waits for its child has none, and a worker must
+ * find the cut cancel. Only a turn with an agent call whose child logged anything writes
+ * it, once per cancel (a cancel already in the log is not logged again); any other cancel
+ * writes what it wrote before.
  */
-async function markChildCancel(runtime: SessionRuntime, store: HarnessStore, reason: string, turnId: string): Promise<void> {
-  if (cutCancel(runtime) !== undefined) return
+export async function markChildCancel(runtime: SessionRuntime, store: HarnessStore, reason: string, turnId: string): Promise<void> {
   for (const call of unsettledCalls(runtime.state)) {
     if (!agentMetaOf(runtime.harness.toolNamed(call.name))) continue
     if ((await store.read(childSessionId(runtime.sessionId, call.id), { after: 0, limit: 1 })).length === 0) continue
     await store.wakeups?.schedule(runtime.sessionId, await durableNow(store, runtime.clock))
+    if (cutCancel(runtime) !== undefined) return
     const record: RollbackRecord = {
       type: 'harness.rollback',
       toolCallId: call.id,
