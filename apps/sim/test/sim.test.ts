@@ -212,7 +212,9 @@ describe('simulated worlds', () => {
 /** An undo-cancel session (or one whose child agent runs it) is cancelled while it holds (its charge done), as a drawn plan does. */
 const cancelled = (plan: SimPlan): SimPlan => ({
   ...plan,
-  sessions: plan.sessions.map((s) => ((s.workload === 'undo-cancel' || s.workload === 'undo-agent-cancel') && s.cancelAt === undefined ? { ...s, cancelAt: s.at + 1_000 } : s)),
+  sessions: plan.sessions.map((s) =>
+    (s.workload === 'undo-cancel' || s.workload === 'undo-agent-cancel') && s.cancelAt === undefined ? { ...s, cancelAt: s.at + 1_000 } : s,
+  ),
 })
 
 describe('steps that cannot be made idempotent (verify, once, undo)', () => {
@@ -235,7 +237,10 @@ describe('steps that cannot be made idempotent (verify, once, undo)', () => {
     try {
       for (let seed = 1; seed <= 40; seed++) {
         const drawn = planWorld(new SimRandom(seed))
-        const plan = cancelled({ ...drawn, sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % kinds.length]! })) })
+        const plan = cancelled({
+          ...drawn,
+          sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % kinds.length]! })),
+        })
         const report = await runSimWorld({ seed, plan, backend: backends.backend })
         if (report.violations.length > 0) failures.push(describeFailure('memory', report))
       }

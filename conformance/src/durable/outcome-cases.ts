@@ -69,7 +69,10 @@ const agentCancelCase = defineCase({
       })
       assert.deepEqual(report.failures, [], `every crash point holds (depth ${depth}, taken over by a ${takeOver})`)
       assert.equal(report.writes[0], 'parent [harness.rollback]', 'the parent logs the cancel first')
-      assert.ok(report.writes.includes(`${depth === 1 ? 'child' : 'grandchild'} [harness.rollback]`), `the child rolls back: ${report.writes}`)
+      assert.ok(
+        report.writes.includes(`${depth === 1 ? 'child' : 'grandchild'} [harness.rollback]`),
+        `the child rolls back: ${report.writes}`,
+      )
       assert.equal(report.points.length, 2 * report.writes.length, 'before and after each append of the cancel')
     }
   },

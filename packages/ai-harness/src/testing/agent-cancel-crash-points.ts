@@ -79,10 +79,13 @@ function scripted(name: string, tools: Harness['options']['tools'], call: { name
 }
 
 function harnessesOf(systems: OutcomeSystems, depth: 1 | 2): Harness[] {
-  const order = durableTool(toolDefinition({ name: 'order', description: 'Charge and mail', inputSchema: z.object({}) }), async (_a, { step }) => {
-    await chargeAndMail(systems, step, 'verify')
-    await step.ask({ name: 'ship', message: 'Ship it?', schema: z.object({ ok: z.boolean() }) })
-  })
+  const order = durableTool(
+    toolDefinition({ name: 'order', description: 'Charge and mail', inputSchema: z.object({}) }),
+    async (_a, { step }) => {
+      await chargeAndMail(systems, step, 'verify')
+      await step.ask({ name: 'ship', message: 'Ship it?', schema: z.object({ ok: z.boolean() }) })
+    },
+  )
   const shop = scripted('shop', [order], { name: 'order', id: 'order-1' })
   const agent = (harness: Harness) =>
     agentTool(toolDefinition({ name: harness.name, description: `The ${harness.name} agent`, inputSchema: z.object({}) }), {
@@ -135,7 +138,11 @@ async function runPoint(options: AgentCancelCrashOptions, crash: { k: number; po
     })
   }
   const logs = new Map<string, LogRecord[]>()
-  for (const id of names.keys()) logs.set(id, (await readAll(direct, id)).map((e) => e.record))
+  for (const id of names.keys())
+    logs.set(
+      id,
+      (await readAll(direct, id)).map((e) => e.record),
+    )
   failures.push(...checkEnd(logs, names, systems, options.depth))
   await direct.close?.()
   await world.close?.()

@@ -18,7 +18,9 @@ describe('crash points of a cancel that rolls back a child agent (memory store)'
         expect(report.failures).toEqual([])
         // The parent logs the cancel before anything is undone; then each child, and the shop rolls back.
         expect(report.writes[0]).toBe('parent [harness.rollback]')
-        expect(report.writes.some((w) => w.startsWith(depth === 1 ? 'child [harness.rollback]' : 'grandchild [harness.rollback]'))).toBe(true)
+        expect(report.writes.some((w) => w.startsWith(depth === 1 ? 'child [harness.rollback]' : 'grandchild [harness.rollback]'))).toBe(
+          true,
+        )
         expect(report.points.length).toBe(2 * report.writes.length)
       })
     }

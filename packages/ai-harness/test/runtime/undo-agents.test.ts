@@ -8,7 +8,7 @@ import { createWorld, delegatingHarnesses, drain, recordsOf, runUntilCrash, type
 /** The child session of the parent's (first) agent call. */
 async function childOf(world: World, parentId: string): Promise<string> {
   const [assistant] = recordsOf(await world.read(parentId), 'harness.assistant')
-  return `${parentId}/agent/${(assistant!.toolCalls as Array<{ id: string }>)[0]!.id}`
+  return `${parentId}/agent/${(assistant.toolCalls as Array<{ id: string }>)[0]!.id}`
 }
 
 const lastTurn = (records: readonly LogRecord[]) =>
@@ -17,12 +17,15 @@ const lastTurn = (records: readonly LogRecord[]) =>
 describe('undo inside a child agent', () => {
   it("a final failure of the child's call rolls it back: the child's model reads what was undone, the parent gets the child's answer", async () => {
     const log: string[] = []
-    const confirm: AnyTool = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
-      await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
-      await step.do('invoice', () => {
-        throw new Error('The invoice service is down')
-      })
-    })
+    const confirm: AnyTool = durableTool(
+      toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }),
+      async (_a, { step }) => {
+        await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
+        await step.do('invoice', () => {
+          throw new Error('The invoice service is down')
+        })
+      },
+    )
     const world = createWorld()
     const { parent, child } = delegatingHarnesses(confirm)
     const session = await world.start([parent, child], 'h').host.open({ sessionId: 'boss', harness: 'boss' })
@@ -40,11 +43,14 @@ describe('undo inside a child agent', () => {
 
   it("a cancel of the parent while the child waits for a person (verify said 'unknown') undoes the finished steps once, runs the unknown one neither again nor its undo, and ends both turns cancelled", async () => {
     const log: string[] = []
-    const confirm: AnyTool = durableTool(toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }), async (_a, { step }) => {
-      await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
-      await step.do('mail', { verify: () => 'unknown', undo: () => void log.push('unmail') }, () => void log.push('mail'))
-      return 'sent'
-    })
+    const confirm: AnyTool = durableTool(
+      toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }),
+      async (_a, { step }) => {
+        await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
+        await step.do('mail', { verify: () => 'unknown', undo: () => void log.push('unmail') }, () => void log.push('mail'))
+        return 'sent'
+      },
+    )
     const world = createWorld()
     const { parent, child } = delegatingHarnesses(confirm)
     const harnesses = [parent, child]

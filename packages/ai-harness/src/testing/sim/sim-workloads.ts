@@ -162,7 +162,9 @@ function outcomeTools(context: WorkloadContext, fx: (options?: EffectOptions) =>
 }
 
 /** The tools of the simulated harnesses, each bound to one process. */
-function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent' | 'agent2' | 'middleware' | 'reused' | 'undo-agent-cancel'>, AnyTool> {
+function simTools(
+  context: WorkloadContext,
+): Record<Exclude<SimWorkload, 'agent' | 'agent2' | 'middleware' | 'reused' | 'undo-agent-cancel'>, AnyTool> {
   const fx = (options?: EffectOptions) => effect(context, options)
   const r = context.random
   return {
