@@ -7,8 +7,8 @@ import { createWorld, delegatingHarnesses, drain, recordsOf, runUntilCrash, type
 
 /** The child session of the parent's (first) agent call. */
 async function childOf(world: World, parentId: string): Promise<string> {
-  const [assistant] = recordsOf(await world.read(parentId), 'harness.assistant')
-  return `${parentId}/agent/${(assistant.toolCalls as Array<{ id: string }>)[0]!.id}`
+  const calls = recordsOf(await world.read(parentId), 'harness.assistant')[0]?.toolCalls as Array<{ id: string }>
+  return `${parentId}/agent/${calls[0]?.id}`
 }
 
 const lastTurn = (records: readonly LogRecord[]) =>
@@ -47,7 +47,7 @@ describe('undo inside a child agent', () => {
       toolDefinition({ name: 'confirm', description: 'c', inputSchema: z.object({}) }),
       async (_a, { step }) => {
         await step.do('charge', { undo: () => void log.push('refund') }, () => void log.push('charge'))
-        await step.do('mail', { verify: () => 'unknown', undo: () => void log.push('unmail') }, () => void log.push('mail'))
+        await step.do('mail', { verify: () => 'unknown' as const, undo: () => void log.push('unmail') }, () => void log.push('mail'))
         return 'sent'
       },
     )
