@@ -103,7 +103,9 @@ async function runPoint(options: AgentCancelCrashOptions, crash: { k: number; po
   const systems = new OutcomeSystems()
   const harnesses = harnessesOf(systems, options.depth)
   const names = new Map(sessionsOf(options.depth))
-  const first = startMachine(await world.openStore(), { harnesses, clock: world.clock, hostId: 'first' })
+  // The first process's own instance: closed at the end (its crashed wrapper would hang), so a database's connections stay few.
+  const firstStore = await world.openStore()
+  const first = startMachine(firstStore, { harnesses, clock: world.clock, hostId: 'first' })
   const writes: string[] = []
   let cancelling = false
   let n = 0
@@ -145,6 +147,7 @@ async function runPoint(options: AgentCancelCrashOptions, crash: { k: number; po
     )
   failures.push(...checkEnd(logs, names, systems, options.depth))
   await direct.close?.()
+  await firstStore.close?.()
   await world.close?.()
   return { writes, crashed: first.store.crashed, failures }
 }
