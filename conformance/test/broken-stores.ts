@@ -232,6 +232,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.verify.unknown-asks-a-person',
       'durable.undo.crash-points',
       'durable.undo.cancel-crash-points',
+      'durable.undo.agent-cancel-crash-points',
     ],
     // Its readers' logs are a few batch records, under ten seqs (where text order first differs), unless a slow reader sees many.
     mayFail: ['stream.readers.many'],
@@ -460,6 +461,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.once.crash-points',
       'durable.undo.crash-points',
       'durable.undo.cancel-crash-points',
+      'durable.undo.agent-cancel-crash-points',
     ],
     says: 'as acquire returned it',
     make: (store) =>
@@ -988,6 +990,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.once.crash-points',
       'durable.undo.crash-points',
       'durable.undo.cancel-crash-points',
+      'durable.undo.agent-cancel-crash-points',
     ],
     says: 'expiresAt is now + ttl to the ms',
     make: (store, { data }) => {
@@ -1173,6 +1176,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'wait.ask.logged-answer-after-crash',
       // Its turn waits on a question when it is cancelled.
       'durable.undo.cancel-crash-points',
+      'durable.undo.agent-cancel-crash-points',
       'wait.cancel.not-resumed',
       'agent.waits-for-a-person',
       'durable.ask.answer-refused-by-the-tool-reopens',
@@ -1214,6 +1218,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'durable.once.crash-points',
       'durable.undo.crash-points',
       'durable.undo.cancel-crash-points',
+      'durable.undo.agent-cancel-crash-points',
     ],
     says: 'namespaces share data',
     make: (store) => store,
@@ -1245,6 +1250,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.namespaces-isolated',
       'durable.second-writer.conflict',
       'durable.session.deleted-while-asking',
+      'durable.undo.agent-cancel-crash-points',
       'lease.skew.beyond-bound',
       ...STALE_APPENDS_AFTER_DELETE,
       'stream.producer.dies',

@@ -209,14 +209,16 @@ describe('simulated worlds', () => {
   it('6 worlds on PGlite break no invariant', () => worlds('pglite', 1, 6))
 })
 
-/** An undo-cancel session is cancelled while it holds (its charge done), as a drawn plan does. */
+/** An undo-cancel session (or one whose child agent runs it) is cancelled while it holds (its charge done), as a drawn plan does. */
 const cancelled = (plan: SimPlan): SimPlan => ({
   ...plan,
-  sessions: plan.sessions.map((s) => (s.workload === 'undo-cancel' && s.cancelAt === undefined ? { ...s, cancelAt: s.at + 1_000 } : s)),
+  sessions: plan.sessions.map((s) =>
+    (s.workload === 'undo-cancel' || s.workload === 'undo-agent-cancel') && s.cancelAt === undefined ? { ...s, cancelAt: s.at + 1_000 } : s,
+  ),
 })
 
 describe('steps that cannot be made idempotent (verify, once, undo)', () => {
-  for (const workload of ['verify', 'once', 'undo', 'undo-cancel'] as const) {
+  for (const workload of ['verify', 'once', 'undo', 'undo-cancel', 'undo-agent-cancel'] as const) {
     it(`a ${workload} session alone, without faults`, async () => {
       const backends = simBackends('memory')
       try {
@@ -228,14 +230,17 @@ describe('steps that cannot be made idempotent (verify, once, undo)', () => {
     })
   }
 
-  it('40 worlds of only verify, once, undo and undo-cancel sessions, with faults, break no invariant', async () => {
+  it('40 worlds of only verify, once, undo, undo-cancel and undo-agent-cancel sessions, with faults, break no invariant', async () => {
     const backends = simBackends('memory')
     const failures: string[] = []
-    const kinds = ['verify', 'once', 'undo', 'undo-cancel'] as const
+    const kinds = ['verify', 'once', 'undo', 'undo-cancel', 'undo-agent-cancel'] as const
     try {
       for (let seed = 1; seed <= 40; seed++) {
         const drawn = planWorld(new SimRandom(seed))
-        const plan = cancelled({ ...drawn, sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % 4]! })) })
+        const plan = cancelled({
+          ...drawn,
+          sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % kinds.length]! })),
+        })
         const report = await runSimWorld({ seed, plan, backend: backends.backend })
         if (report.violations.length > 0) failures.push(describeFailure('memory', report))
       }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { enumerateOutcomeCrashPoints, type OUTCOME_SCENARIOS } from '@tanstack/ai-harness/testing'
+import { enumerateAgentCancelCrashPoints, enumerateOutcomeCrashPoints, type OUTCOME_SCENARIOS } from '@tanstack/ai-harness/testing'
 import { type CaseContext, defineCase } from '../case.js'
 
 /**
@@ -46,6 +46,38 @@ function crashPointsCase(
   })
 }
 
+/**
+ * A cancel of a parent whose agent call runs a child (and, at depth 2, a grandchild) that
+ * waits for a person after finished steps with `undo`, cut at every append of the cancel in
+ * every session; another process takes over (a host that resumes the parent, then a worker).
+ */
+const agentCancelCase = defineCase({
+  id: 'durable.undo.agent-cancel-crash-points',
+  title:
+    "a cancel of a parent agent whose child (one and two levels deep) rolls back, cut at every append of the parent and of each child: the parent logs the cancel before anything is undone, the run that takes over (a host, or only a worker) finishes every child's rollback and ends every turn cancelled, no compensation runs twice",
+  requires: ['leases', 'wakeups'],
+  async run(context: CaseContext) {
+    for (const [depth, takeOver] of [
+      [1, 'host'],
+      [1, 'worker'],
+      [2, 'worker'],
+    ] as const) {
+      const report = await enumerateAgentCancelCrashPoints({
+        depth,
+        takeOver,
+        world: async () => ({ clock: context.clock, openStore: (await context.openNamespace()).openStore }),
+      })
+      assert.deepEqual(report.failures, [], `every crash point holds (depth ${depth}, taken over by a ${takeOver})`)
+      assert.equal(report.writes[0], 'parent [harness.rollback]', 'the parent logs the cancel first')
+      assert.ok(
+        report.writes.includes(`${depth === 1 ? 'child' : 'grandchild'} [harness.rollback]`),
+        `the child rolls back: ${report.writes}`,
+      )
+      assert.equal(report.points.length, 2 * report.writes.length, 'before and after each append of the cancel')
+    }
+  },
+})
+
 export const outcomeCases = [
   crashPointsCase(
     'durable.verify.crash-points',
@@ -78,4 +110,5 @@ export const outcomeCases = [
     { intents: true, rollback: true },
     CANCEL_WRITES,
   ),
+  agentCancelCase,
 ]

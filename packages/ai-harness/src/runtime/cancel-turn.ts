@@ -1,8 +1,10 @@
 import type { HarnessStore } from '../contract/types.js'
 import { agentMetaOf, childSessionId } from './agent-tool.js'
-import { rollBackOnCancel } from './cancel-rollback.js'
+import { cutCancel, rollBackOnCancel } from './cancel-rollback.js'
+import type { RollbackRecord } from './outcome-records.js'
 import { unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
+import { durableNow } from './store-boundary.js'
 
 /**
  * Ends the session's open turn as cancelled, once its run is stopped and the log's state
@@ -15,10 +17,39 @@ export async function cancelOpenTurn(runtime: SessionRuntime, store: HarnessStor
   const open = runtime.state.openTurn
   if (!open) return
   const kept = runtime.scanner.redactText(typeof reason === 'string' ? reason : String(reason))
+  await markChildCancel(runtime, store, kept, open.turnId)
   // Seam (cancel-rollback.ts): the calls of the cancelled turn undo their finished steps (`undo`) first.
   await rollBackOnCancel(runtime, (name) => runtime.harness.toolNamed(name), kept, open.turnId)
   await cancelChildren(runtime, store)
   await runtime.writer.append([{ type: 'harness.turn.cancelled', turnId: open.turnId, at: runtime.clock.now(), reason: kept }])
+}
+
+/**
+ * Before a cancel undoes anything in a child agent's session, the parent logs it: a
+ * rollback record of the agent call that names the cancel. A crash anywhere in the
+ * child's rollback then leaves a parent whose run after it (`cutCancel`) finishes every
+ * child's rollback and ends the turn cancelled, instead of running the turn on. Its wakeup
+ * is made due now first: a parent that waits for its child has none, and a worker must
+ * find the cut cancel. Only a turn with an agent call whose child logged anything writes
+ * it, once per cancel (a cancel already in the log is not logged again); any other cancel
+ * writes what it wrote before.
+ */
+export async function markChildCancel(runtime: SessionRuntime, store: HarnessStore, reason: string, turnId: string): Promise<void> {
+  for (const call of unsettledCalls(runtime.state)) {
+    if (!agentMetaOf(runtime.harness.toolNamed(call.name))) continue
+    if ((await store.read(childSessionId(runtime.sessionId, call.id), { after: 0, limit: 1 })).length === 0) continue
+    await store.wakeups?.schedule(runtime.sessionId, await durableNow(store, runtime.clock))
+    if (cutCancel(runtime) !== undefined) return
+    const record: RollbackRecord = {
+      type: 'harness.rollback',
+      toolCallId: call.id,
+      error: `The session was cancelled: ${reason}`,
+      at: runtime.clock.now(),
+      cancel: { turnId, reason },
+    }
+    await runtime.writer.append([record])
+    return
+  }
 }
 
 /** Why the turn of a child whose parent's call ended without it was ended. */

@@ -24,7 +24,9 @@ export interface StepIntentRecord extends JsonObject {
 /**
  * A call that ended in a final failure runs the compensations (`undo`) of its finished
  * steps: logged before the first one runs, so a run after a crash goes on rolling back
- * (its tool's later steps do not run again) and gives the model the same error.
+ * (its tool's later steps do not run again) and gives the model the same error. A cancel
+ * logs one for an agent call too, before its child session rolls anything back: a run
+ * after a crash in the child's rollback then finishes the cancel.
  */
 export interface RollbackRecord extends JsonObject {
   type: 'harness.rollback'

@@ -1,7 +1,7 @@
 import type { StreamChunk } from '@tanstack/ai'
 import { agentMetaOf } from './agent-tool.js'
 import { cutCancel, rollBackOnCancel } from './cancel-rollback.js'
-import { cancelChildren, ORPHAN_REASON } from './cancel-turn.js'
+import { cancelChildren, markChildCancel, ORPHAN_REASON } from './cancel-turn.js'
 import type { ToolResultRecord } from './records.js'
 import { cutAtResume, parkedCall, readAndFold, unsettledCalls } from './session-fold.js'
 import type { SessionRuntime } from './session-runtime.js'
@@ -75,6 +75,7 @@ async function parentWaits(runtime: SessionRuntime, parent: { sessionId: string;
  */
 async function endTurnCancelled(runtime: SessionRuntime, turnId: string, reason: string): Promise<void> {
   const { store, writer, clock } = runtime
+  await markChildCancel(runtime, store, reason, turnId)
   await cancelChildren(runtime, store)
   await writer.append([{ type: 'harness.turn.cancelled', turnId, at: clock.now(), reason }])
 }

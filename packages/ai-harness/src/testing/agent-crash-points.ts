@@ -468,10 +468,12 @@ async function runOnce(options: Required<Omit<AgentCrashOptions, 'points' | 'con
     }
     if (result && outcome === 'cut' && result.ok !== false) fail('a cut call was not a tool error')
     if (outcome === 'cut') {
-      // A cut child never runs again: nothing new in its log (or its children's) but the end of its turn.
+      // A cut child never runs again: nothing new in its log (or its children's) but the end of its turn (and the
+      // cancel a child with children of its own logs before cancelling them).
       for (const v of end.slice(1)) {
         const before = atCrash.find((c) => c.id === v.id)?.entries.length ?? 0
-        const added = v.records.slice(before).filter((r) => r.type !== 'harness.turn.cancelled')
+        const ending = (r: LogRecord) => r.type === 'harness.turn.cancelled' || (r.type === 'harness.rollback' && r.cancel !== null)
+        const added = v.records.slice(before).filter((r) => !ending(r))
         if (added.length > 0) fail(`the cut child ${v.id} wrote ${added.map((r) => r.type).join(', ')} after the crash`)
       }
       const ranAgain = effects.slice(atCrashEffects).filter((e) => e.afterCrash)

@@ -14,14 +14,14 @@ export interface CrashableStore extends HarnessStore {
   crash(): void
   readonly crashed: boolean
   /** Crash at the first append whose records match, before or after it lands. */
-  crashOnAppend(match: (records: readonly LogRecord[]) => boolean, point: CrashPoint): void
+  crashOnAppend(match: (records: readonly LogRecord[], logId: string) => boolean, point: CrashPoint): void
   /** A promise that never settles: what a crashed process's pending work becomes. */
   hang<T = never>(): Promise<T>
 }
 
 export function crashable(inner: HarnessStore): CrashableStore {
   let crashed = false
-  let trigger: { match: (records: readonly LogRecord[]) => boolean; point: CrashPoint } | undefined
+  let trigger: { match: (records: readonly LogRecord[], logId: string) => boolean; point: CrashPoint } | undefined
   const hang = <T>() => new Promise<T>(() => {})
   const guard = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => {
     return async (...args: A): Promise<R> => {
@@ -67,7 +67,7 @@ export function crashable(inner: HarnessStore): CrashableStore {
     // The append's options (its lease) go through: a fencing store refuses a superseded host's append.
     append: async (logId, expectedSeq, records, options) => {
       if (crashed) return hang()
-      if (trigger?.match(records)) {
+      if (trigger?.match(records, logId)) {
         const { point } = trigger
         trigger = undefined
         if (point === 'before') {

@@ -11,6 +11,11 @@ export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
 export {
+  type AgentCancelCrashOptions,
+  type AgentCancelCrashReport,
+  enumerateAgentCancelCrashPoints,
+} from './agent-cancel-crash-points.js'
+export {
   enumerateOutcomeCrashPoints,
   OUTCOME_SCENARIOS,
   type OutcomeCrashOptions,

@@ -129,7 +129,7 @@ const onceScenario: OutcomeScenario = {
  * `refunds`. The mail is `once` (a cut one fails the call) or, with `verify`, looked up in
  * the outbox (a cut one goes on).
  */
-async function chargeAndMail(systems: OutcomeSystems, step: Step, mail: 'once' | 'verify'): Promise<void> {
+export async function chargeAndMail(systems: OutcomeSystems, step: Step, mail: 'once' | 'verify'): Promise<void> {
   await step.do(
     'charge',
     { undo: (_v, { stepKey }) => systems.count(systems.refunds, stepKey) },
@@ -395,17 +395,17 @@ function wellFormed(entries: readonly LogEntry[]): string[] {
   return problems
 }
 
-async function readAll(store: HarnessStore): Promise<LogEntry[]> {
+export async function readAll(store: HarnessStore, logId = SESSION): Promise<LogEntry[]> {
   const entries: LogEntry[] = []
   for (;;) {
-    const page = await store.read(SESSION, { after: entries.length, limit: 1000 })
+    const page = await store.read(logId, { after: entries.length, limit: 1000 })
     if (page.length === 0) return entries
     entries.push(...page)
   }
 }
 
 /** Resolves once the store crashed; waits a millisecond at a time (the run's own work is in-process). */
-async function untilCrashed(store: { readonly crashed: boolean }, ended: () => boolean): Promise<void> {
+export async function untilCrashed(store: { readonly crashed: boolean }, ended: () => boolean): Promise<void> {
   const deadline = Date.now() + 60_000
   while (!store.crashed && !ended()) {
     if (Date.now() > deadline) throw new Error('the crash point was never reached')

@@ -1,3 +1,4 @@
+import { ORPHAN_REASON } from '../../runtime/cancel-turn.js'
 import type { StreamChunk } from '@tanstack/ai'
 import type { LogEntry, LogRecord } from '../../contract/types.js'
 import type { SimClients, SimSessionState } from './sim-clients.js'
@@ -77,6 +78,34 @@ export function checkOutcomeSteps(ledger: SimLedger): string[] {
     if (key.endsWith(`:${OUTCOME_STEP.verified}`) && effects > 1) found.push(`verified step ${key}: its effect happened ${effects} times`)
     if (key.endsWith(`:${OUTCOME_STEP.once}`) && runs.length > 1) found.push(`once step ${key}: fn ran ${runs.length} times`)
     if (key.includes(':undo(') && runs.length > 1) found.push(`compensation ${key}: ran ${runs.length} times`)
+  }
+  return found
+}
+
+/**
+ * A parent's cancel is in the parent's log before anything is undone in its children: when a
+ * child agent's log begins a rollback for its parent's cancel (`ORPHAN_REASON`), the parent's
+ * log, as appended so far, holds a cancel of that turn (a rollback record naming it), or its
+ * turn or the call already ended. Else a crash in the child's rollback lets the parent's turn run on.
+ */
+export function checkChildCancels(ledger: SimLedger): string[] {
+  const found: string[] = []
+  const parents = new Map<string, { open: boolean; marked: boolean; settled: Set<string> }>()
+  for (const { logId, records } of ledger.appends) {
+    const own = parents.get(logId) ?? { open: false, marked: false, settled: new Set<string>() }
+    parents.set(logId, own)
+    for (const r of records) {
+      if (r.type === 'harness.turn.started') Object.assign(own, { open: true, marked: false })
+      if (r.type === 'harness.turn.finished' || r.type === 'harness.turn.cancelled') own.open = false
+      if (r.type === 'harness.tool.result') own.settled.add(String(r.toolCallId))
+      const cancel = r.type === 'harness.rollback' ? (r.cancel as { reason?: unknown } | null) : null
+      if (cancel) own.marked = true
+      const at = logId.lastIndexOf('/agent/')
+      if (cancel?.reason !== ORPHAN_REASON || at < 0) continue
+      const parent = parents.get(logId.slice(0, at))
+      if (parent?.open && !parent.marked && !parent.settled.has(logId.slice(at + '/agent/'.length)))
+        found.push(`${logId}: it began rolling back for its parent's cancel before the parent's log held the cancel`)
+    }
   }
   return found
 }

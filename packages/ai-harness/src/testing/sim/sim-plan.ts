@@ -65,8 +65,10 @@ export function planWorld(random: SimRandom): SimPlan {
       at,
       host: random.int(0, hosts - 1),
       ...(random.chance(0.15) ? { handOffAt: at + random.int(0, 200) } : {}),
-      // An undo-cancel session is always cancelled, most often while it holds (its charge done): the cancel rolls it back.
-      ...(random.chance(0.1) || workload === 'undo-cancel' ? { cancelAt: at + random.int(0, 3_000) } : {}),
+      // An undo-cancel session (or one whose child agent runs undo-cancel) is always cancelled, most often while it holds (its charge done): the cancel rolls it back.
+      ...(random.chance(0.1) || workload === 'undo-cancel' || workload === 'undo-agent-cancel'
+        ? { cancelAt: at + random.int(0, 3_000) }
+        : {}),
       ...(random.chance(0.08) ? { deleteAt: at + random.int(0, 3_000) } : {}),
       ...(random.chance(0.3) ? { submit: true } : {}),
     })

@@ -31,6 +31,7 @@ export const SIM_WORKLOADS = [
   'once',
   'undo',
   'undo-cancel',
+  'undo-agent-cancel',
   'long',
 ] as const
 export type SimWorkload = (typeof SIM_WORKLOADS)[number]
@@ -161,7 +162,9 @@ function outcomeTools(context: WorkloadContext, fx: (options?: EffectOptions) =>
 }
 
 /** The tools of the simulated harnesses, each bound to one process. */
-function simTools(context: WorkloadContext): Record<Exclude<SimWorkload, 'agent' | 'agent2' | 'middleware' | 'reused'>, AnyTool> {
+function simTools(
+  context: WorkloadContext,
+): Record<Exclude<SimWorkload, 'agent' | 'agent2' | 'middleware' | 'reused' | 'undo-agent-cancel'>, AnyTool> {
   const fx = (options?: EffectOptions) => effect(context, options)
   const r = context.random
   return {
@@ -257,16 +260,19 @@ export function simHarnesses(context: WorkloadContext): Harness[] {
   const helperTool = agentTool(definition('agent'), { harness: helper, prompt: () => 'steps' })
   const manager = defineHarness({ name: 'sim-manager', adapter: simModel(() => 'agent'), tools: [helperTool] })
   const managerTool = agentTool(definition('agent2'), { harness: manager, prompt: () => 'agent' })
+  // A child agent that holds after a charge with a compensation: the cancel of its parent rolls the child back.
+  const undoer = defineHarness({ name: 'sim-undoer', adapter: simModel(() => 'undo-cancel'), tools: [tools['undo-cancel']] })
+  const undoerTool = agentTool(definition('undo-agent-cancel'), { harness: undoer, prompt: () => 'undo-cancel' })
   const mw = durableTool(toolDefinition({ name: 'mw', description: 'added by a middleware', inputSchema: noInput }), async (_a, { step }) =>
     step.do('m', effect(context)),
   )
   const sim = defineHarness({
     name: 'sim',
     adapter: simModel((prompt) => (prompt === 'middleware' ? 'mw' : prompt)),
-    tools: [...Object.values(tools), helperTool, managerTool],
+    tools: [...Object.values(tools), helperTool, managerTool, undoerTool],
     middleware: [addingTool(mw)],
     // Workers open sessions without the client's secrets: they resolve them by name.
     resolveSecret: (name) => (name === 'api' ? SIM_SECRET : undefined),
   })
-  return [sim, helper, manager]
+  return [sim, helper, manager, undoer]
 }

@@ -4,7 +4,7 @@ import { SimRandom } from './random.js'
 import { SimClients } from './sim-clients.js'
 import { type OpenSimStore, SimMachine, type SimShared } from './sim-hosts.js'
 import { harnessStreams } from '../../streams/index.js'
-import { checkInvocations, checkLog, checkOutcomeSteps, checkStreams, checkWorld, unsettled } from './sim-invariants.js'
+import { checkChildCancels, checkInvocations, checkLog, checkOutcomeSteps, checkStreams, checkWorld, unsettled } from './sim-invariants.js'
 import { SimLedger } from './sim-ledger.js'
 import { faultFree, planWorld, type SimPlan } from './sim-plan.js'
 import { VirtualTime } from './virtual-time.js'
@@ -88,6 +88,7 @@ export async function runSimWorld(options: SimWorldOptions): Promise<SimReport> 
       ...(stuck.length > 0 ? [`stuck: ${stuck.join(', ')} did not finish ${QUIET_MS} ms after the faults stopped`] : []),
       ...checkInvocations(ledger, faultFree(plan)),
       ...checkOutcomeSteps(ledger),
+      ...checkChildCancels(ledger),
       ...checkWorld(ledger, clients),
       ...(await readLogs(backend.open({ now: () => time.now }), ledger, time)),
       ...(await readStreams(backend.open({ now: () => time.now }), ledger, clients, time)),
