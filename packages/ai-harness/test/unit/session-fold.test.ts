@@ -107,26 +107,25 @@ describe('folding a session log', () => {
   })
 
   it('keeps interleaved calls apart: steps of two calls of one batch in turn land in their own journals', () => {
-    const state = foldLog(
-      [
-        { type: 'harness.session.opened', harness: 'h', at: 0, parent: null },
-        { type: 'harness.turn.started', turnId: 't', messages: [{ role: 'user', content: 'go' }], at: 1 },
-        {
-          type: 'harness.assistant',
-          turnId: 't',
-          text: '',
-          toolCalls: [
-            { id: 'a', name: 'tool', arguments: '{}' },
-            { id: 'b', name: 'tool', arguments: '{"x":1}' },
-          ],
-        },
-        { type: 'harness.step', toolCallId: 'a', name: 'one', value: 1 },
-        { type: 'harness.step', toolCallId: 'b', name: 'one', value: 2 },
-        { type: 'harness.step', toolCallId: 'a', name: 'two', value: 3 },
-        { type: 'harness.tool.result', toolCallId: 'b', toolName: 'tool', ok: true, result: 'b done', cut: false },
-        { type: 'harness.step', toolCallId: 'a', name: 'three', value: 4 },
-      ].map((record, i) => ({ seq: i + 1, record: record as LogRecord })),
-    )
+    const records: LogRecord[] = [
+      { type: 'harness.session.opened', harness: 'h', at: 0, parent: null },
+      { type: 'harness.turn.started', turnId: 't', messages: [{ role: 'user', content: 'go' }], at: 1 },
+      {
+        type: 'harness.assistant',
+        turnId: 't',
+        text: '',
+        toolCalls: [
+          { id: 'a', name: 'tool', arguments: '{}' },
+          { id: 'b', name: 'tool', arguments: '{"x":1}' },
+        ],
+      },
+      { type: 'harness.step', toolCallId: 'a', name: 'one', value: 1 },
+      { type: 'harness.step', toolCallId: 'b', name: 'one', value: 2 },
+      { type: 'harness.step', toolCallId: 'a', name: 'two', value: 3 },
+      { type: 'harness.tool.result', toolCallId: 'b', toolName: 'tool', ok: true, result: 'b done', cut: false },
+      { type: 'harness.step', toolCallId: 'a', name: 'three', value: 4 },
+    ]
+    const state = foldLog(records.map((record, i) => ({ seq: i + 1, record })))
     expect([...(state.steps.get('a') ?? new Map())]).toEqual([
       ['one', { value: 1 }],
       ['two', { value: 3 }],
