@@ -60,10 +60,13 @@ async function readOnce(ctx: LogContext, logId: string, after: number, limit: nu
     if (held) {
       const { batch, slot } = held
       const end = batch.seq + batch.count
-      for (; point.next < end && entries.length < limit; point.next++) {
-        entries.push({ seq: point.next, record: batch.records[point.next - batch.seq]! })
-        last = slot
-      }
+      // Locals, not the point's fields, in the loop that runs once per entry of a long read.
+      const from = point.next
+      const to = Math.min(end, from + (limit - entries.length))
+      const { records } = batch
+      for (let seq = from; seq < to; seq++) entries.push({ seq, record: records[seq - batch.seq]! })
+      if (to > from) last = slot
+      point.next = Math.max(from, to)
       if (point.next >= end) {
         point.held.shift()
         ctx.caches.noteConsumed(logId, point.gen, slot, end - 1)

@@ -72,13 +72,18 @@ export class Journals {
   /** Journals with a decided approval: a take-over counts a run for each. */
   readonly #decided = new Set<CallState>()
 
+  /** The journal `of` found last: a call's records come in a run (its steps, then its result), so most lookups are this one. */
+  #last: CallState | undefined
+
   /** The journal of a call, begun by the first record that names it. */
   of(toolCallId: string): CallState {
+    if (this.#last?.id === toolCallId) return this.#last
     let call = this.calls.get(toolCallId)
     if (!call) {
       call = newCall(toolCallId)
       this.calls.set(toolCallId, call)
     }
+    this.#last = call
     return call
   }
 

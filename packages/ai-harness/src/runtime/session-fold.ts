@@ -1,5 +1,5 @@
 import { forEachPage } from '../contract/read-all.js'
-import type { HarnessStore, LogEntry, LogRecord } from '../contract/types.js'
+import type { HarnessStore, LogEntry } from '../contract/types.js'
 import { foldApprovalDecided, foldApprovalRequested, foldTakeOver } from './approval-records.js'
 import { foldAnswer, foldAnswerRejected, foldAsk } from './ask-records.js'
 import { type Journals, settleCall, toolMessageContent } from './call-state.js'
@@ -31,7 +31,7 @@ import { foldStep, foldStepFailed, foldStepStarted } from './step-records.js'
 /**
  * The fold: a session's log, record by record, into its state (`SessionFold`): the
  * session's own fields, and one journal per tool call (`CallState`). Each record type has
- * its case in one exhaustive switch; the cases of a feature's records live beside their
+ * its case in one exhaustive table (`FOLDS`); the cases of a feature's records live beside their
  * types (step-records.ts, sleep-records.ts, ask-records.ts, approval-records.ts,
  * outcome-records.ts). Nothing else writes the state.
  */
@@ -62,88 +62,63 @@ export {
 } from './session-state.js'
 export type { StepFailures, StoredStep } from './step-records.js'
 
-const FOLDED_TYPES: ReadonlySet<string> = new Set(HARNESS_RECORD_TYPES)
+/** The fold of one record type, given the record narrowed to that type. */
+type FoldOf<T extends HarnessRecord['type']> = (state: SessionFold, calls: Journals, record: Extract<HarnessRecord, { type: T }>) => void
 
-/** A record of a type the fold reads (every `HarnessRecord`); an app's records, and types this runtime does not know, are not. */
-const isFolded = (record: LogRecord): record is HarnessRecord => FOLDED_TYPES.has(record.type)
+/**
+ * One fold per record type; it compiles only when every type of `HarnessRecord` has its
+ * own, so none is left out. A table, not a switch: the type of a record read from a store
+ * is a fresh string, which a switch compares case by case, and a map finds in one lookup.
+ */
+const FOLDS: { readonly [T in HarnessRecord['type']]: FoldOf<T> } = {
+  'harness.session.opened': (state, _calls, record) => foldOpened(state, record),
+  'harness.turn.started': (state, _calls, record) => foldTurnStarted(state, record),
+  'harness.turn.resumed': foldTurnResumed,
+  'harness.assistant': foldAssistant,
+  'harness.turn.finished': foldTurnEnded,
+  'harness.turn.cancelled': foldTurnEnded,
+  'harness.secret.used': (state, _calls, record) => {
+    state.secretNames.add(String(record.name))
+  },
+  'harness.step': (_state, calls, record) => foldStep(calls.of(record.toolCallId), record),
+  'harness.step.failed': (_state, calls, record) => foldStepFailed(calls.of(record.toolCallId), record),
+  'harness.step.started': (_state, calls, record) => foldStepStarted(calls.of(record.toolCallId), record),
+  'harness.step.intent': (state, _calls, record) => applyOutcomeRecord(state.outcomes, record),
+  'harness.rollback': (state, _calls, record) => applyOutcomeRecord(state.outcomes, record),
+  'harness.sleep': (_state, calls, record) => foldSleep(calls.of(record.toolCallId), record),
+  'harness.ask': (_state, calls, record) => foldAsk(calls.of(record.toolCallId), record),
+  'harness.answer': (_state, calls, record) => foldAnswer(calls.known(record.toolCallId), record),
+  'harness.answer.rejected': (_state, calls, record) => foldAnswerRejected(calls.known(record.toolCallId), record),
+  'harness.approval.requested': (_state, calls, record) => foldApprovalRequested(calls.of(record.toolCallId), record),
+  'harness.approval.decided': (_state, calls, record) => {
+    const call = calls.known(record.toolCallId)
+    foldApprovalDecided(call, record)
+    if (call?.approval?.decision) calls.noteDecision(call)
+  },
+  'harness.parked': (_state, calls, record) => foldParked(calls, record),
+  'harness.tool.result': foldResult,
+}
+
+/** A record's fold by its type: only the types of `HarnessRecord` have one; an app's records, and types this runtime does not know, do not. */
+const FOLD_BY_TYPE: ReadonlyMap<string, (state: SessionFold, calls: Journals, record: HarnessRecord) => void> = new Map(
+  HARNESS_RECORD_TYPES.map((type) => [type, FOLDS[type] as (state: SessionFold, calls: Journals, record: HarnessRecord) => void]),
+)
 
 /** Applies one log entry to the state. App record types change nothing but the next seq. */
 export function applyEntry(state: SessionFold, entry: LogEntry): void {
+  foldEntry(state, journalsOf(state), entry)
+}
+
+function foldEntry(state: SessionFold, calls: Journals, entry: LogEntry): void {
   state.nextSeq = entry.seq + 1
-  if (isFolded(entry.record)) foldRecord(state, journalsOf(state), entry.record)
+  const fold = FOLD_BY_TYPE.get(entry.record.type)
+  if (fold) fold(state, calls, entry.record as HarnessRecord)
 }
 
-// long: one case per record type in one switch, so each type's fold reads beside the others and none is left out
-function foldRecord(state: SessionFold, calls: Journals, record: HarnessRecord): void {
-  switch (record.type) {
-    case 'harness.session.opened':
-      foldOpened(state, record)
-      break
-    case 'harness.turn.started':
-      foldTurnStarted(state, record)
-      break
-    case 'harness.turn.resumed':
-      foldTurnResumed(state, calls, record)
-      break
-    case 'harness.assistant':
-      foldAssistant(state, calls, record)
-      break
-    case 'harness.turn.finished':
-    case 'harness.turn.cancelled':
-      foldTurnEnded(state, calls, record)
-      break
-    case 'harness.secret.used':
-      state.secretNames.add(String(record.name))
-      break
-    case 'harness.step':
-      foldStep(calls.of(record.toolCallId), record)
-      break
-    case 'harness.step.failed':
-      foldStepFailed(calls.of(record.toolCallId), record)
-      break
-    case 'harness.step.started':
-      foldStepStarted(calls.of(record.toolCallId), record)
-      break
-    case 'harness.step.intent':
-    case 'harness.rollback':
-      applyOutcomeRecord(state.outcomes, record)
-      break
-    case 'harness.sleep':
-      foldSleep(calls.of(record.toolCallId), record)
-      break
-    case 'harness.ask':
-      foldAsk(calls.of(record.toolCallId), record)
-      break
-    case 'harness.answer':
-      foldAnswer(calls.known(record.toolCallId), record)
-      break
-    case 'harness.answer.rejected':
-      foldAnswerRejected(calls.known(record.toolCallId), record)
-      break
-    case 'harness.approval.requested':
-      foldApprovalRequested(calls.of(record.toolCallId), record)
-      break
-    case 'harness.approval.decided': {
-      const call = calls.known(record.toolCallId)
-      foldApprovalDecided(call, record)
-      if (call?.approval?.decision) calls.noteDecision(call)
-      break
-    }
-    case 'harness.parked':
-      foldParked(calls, record)
-      break
-    case 'harness.tool.result':
-      foldResult(state, calls, record)
-      break
-    default:
-      unfolded(record)
-      break
-  }
-}
-
-/** Compiles only when every type of `HarnessRecord` has its case above. */
-function unfolded(record: never): void {
-  void record
+/** Applies a page of entries in order (`applyEntry` on each). */
+export function applyEntries(state: SessionFold, entries: readonly LogEntry[]): void {
+  const calls = journalsOf(state)
+  for (const entry of entries) foldEntry(state, calls, entry)
 }
 
 function foldOpened(state: SessionFold, record: SessionOpenedRecord): void {
@@ -179,19 +154,20 @@ function foldTurnResumed(state: SessionFold, calls: Journals, record: TurnResume
 }
 
 function foldAssistant(state: SessionFold, calls: Journals, record: AssistantRecord): void {
-  if (state.openTurn) {
-    state.openTurn.lastAssistant = record
-    for (const call of record.toolCalls) state.openTurn.callIds.push(call.id)
-  }
+  const made = record.toolCalls
   const message: FoldedMessage = { role: 'assistant', content: record.text === '' ? null : record.text }
-  if (record.toolCalls.length > 0) {
-    message.toolCalls = record.toolCalls.map((c) => ({
-      id: c.id,
-      type: 'function' as const,
-      function: { name: c.name, arguments: c.arguments },
-    }))
-    for (const call of record.toolCalls) calls.of(call.id).call = { ...call, turnId: record.turnId }
+  if (made.length > 0) {
+    // One pass over the calls: the turn's ids, the message's calls, each call's journal.
+    const toolCalls: NonNullable<FoldedMessage['toolCalls']> = new Array(made.length)
+    for (let i = 0; i < made.length; i++) {
+      const c = made[i]!
+      state.openTurn?.callIds.push(c.id)
+      toolCalls[i] = { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }
+      calls.of(c.id).call = { ...c, turnId: record.turnId }
+    }
+    message.toolCalls = toolCalls
   }
+  if (state.openTurn) state.openTurn.lastAssistant = record
   state.messages.push(message)
 }
 
@@ -246,7 +222,7 @@ function inputRefOf(value: unknown): TurnInputRef | undefined {
 
 /** Folds entries into `state` (a new one by default) and returns it. */
 export function foldLog(entries: readonly LogEntry[], state: SessionFold = emptyState()): SessionFold {
-  for (const entry of entries) applyEntry(state, entry)
+  applyEntries(state, entries)
   return state
 }
 
@@ -265,15 +241,6 @@ export async function readAndFold(
   maxPageSize: number = Math.max(pageSize, OPEN_PAGE.most),
 ): Promise<SessionFold> {
   const state = emptyState()
-  await forEachPage(
-    store,
-    sessionId,
-    pageSize,
-    (page) => {
-      for (const entry of page) applyEntry(state, entry)
-    },
-    0,
-    maxPageSize,
-  )
+  await forEachPage(store, sessionId, pageSize, (page) => applyEntries(state, page), 0, maxPageSize)
   return state
 }

@@ -105,4 +105,52 @@ describe('folding a session log', () => {
     ])
     expect(resumed.openTurn?.host).toBe('worker-2')
   })
+
+  it('keeps interleaved calls apart: steps of two calls of one batch in turn land in their own journals', () => {
+    const records: LogRecord[] = [
+      { type: 'harness.session.opened', harness: 'h', at: 0, parent: null },
+      { type: 'harness.turn.started', turnId: 't', messages: [{ role: 'user', content: 'go' }], at: 1 },
+      {
+        type: 'harness.assistant',
+        turnId: 't',
+        text: '',
+        toolCalls: [
+          { id: 'a', name: 'tool', arguments: '{}' },
+          { id: 'b', name: 'tool', arguments: '{"x":1}' },
+        ],
+      },
+      { type: 'harness.step', toolCallId: 'a', name: 'one', value: 1 },
+      { type: 'harness.step', toolCallId: 'b', name: 'one', value: 2 },
+      { type: 'harness.step', toolCallId: 'a', name: 'two', value: 3 },
+      { type: 'harness.tool.result', toolCallId: 'b', toolName: 'tool', ok: true, result: 'b done', cut: false },
+      { type: 'harness.step', toolCallId: 'a', name: 'three', value: 4 },
+    ]
+    const state = foldLog(records.map((record, i) => ({ seq: i + 1, record })))
+    expect([...(state.steps.get('a') ?? new Map())]).toEqual([
+      ['one', { value: 1 }],
+      ['two', { value: 3 }],
+      ['three', { value: 4 }],
+    ])
+    // b settled: its steps are dropped, its result and call stay.
+    expect(state.steps.get('b')).toBeUndefined()
+    expect(state.results.get('b')?.result).toBe('b done')
+    expect(state.toolCalls.get('b')).toEqual({ id: 'b', name: 'tool', arguments: '{"x":1}', turnId: 't' })
+    expect(state.openTurn?.callIds).toEqual(['a', 'b'])
+    expect(state.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'b', content: 'b done' })
+  })
+
+  it('folds only its own record types: app records named like Object properties change nothing but the next seq', () => {
+    const records: LogRecord[] = [
+      { type: 'harness.session.opened', harness: 'h', at: 0, parent: null },
+      { type: 'constructor' },
+      { type: '__proto__' },
+      { type: 'toString' },
+      { type: 'hasOwnProperty', turnId: 'x' },
+    ]
+    const state = foldLog(records.map((record, i) => ({ seq: i + 1, record })))
+    expect(state.nextSeq).toBe(6)
+    expect(state.harness).toBe('h')
+    expect(state.messages).toEqual([])
+    expect(state.calls.size).toBe(0)
+  })
 })
