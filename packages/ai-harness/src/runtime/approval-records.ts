@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json/json-types.js'
+import type { ParkWait } from './park-wait.js'
 
 /**
  * The approval feature's part of the log: a call of a tool with `needsApproval` asks for a
@@ -75,4 +76,9 @@ export function foldTakeOver(call: ApprovalJournal): void {
  */
 export function holdsBatch(approval: Readonly<ApprovalState> | undefined): boolean {
   return approval !== undefined && (!approval.decision || approval.runsSinceDecision < 2)
+}
+
+/** The approval feature's wakeup rule: a batch of calls waits for a person until every approval is decided. */
+export function approvalWait(undecided: number): ParkWait {
+  return { kind: 'person', open: undecided > 0 }
 }

@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from '../json/json-types.js'
+import type { ParkWait } from './park-wait.js'
 
 /**
  * The ask feature's part of the log: a question for a person, its answer, and an answer the
@@ -78,4 +79,9 @@ export function foldAnswerRejected(call: AskJournal | undefined, rejected: Answe
 export function hasAnswer(call: { readonly questions: ReadonlyMap<string, Readonly<QuestionState>> | undefined } | undefined): boolean {
   for (const question of call?.questions?.values() ?? []) if (question.answer) return true
   return false
+}
+
+/** The ask feature's wakeup rule: a call that asked waits for a person until an answer is logged. */
+export function askWait(call: Parameters<typeof hasAnswer>[0]): ParkWait {
+  return { kind: 'person', open: !hasAnswer(call) }
 }

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../json/json-types.js'
+import type { ParkWait } from './park-wait.js'
 
 /** The sleep feature's part of the log: its record and how the fold keeps it in a call's journal. */
 
@@ -23,4 +24,10 @@ export function foldSleep(call: SleepJournal, record: SleepRecord): void {
 /** The call settled: its sleeps are never read again. */
 export function forgetSleeps(call: SleepJournal): void {
   call.sleeps = undefined
+}
+
+/** The sleep feature's wakeup rule: a sleeping call is due at its wake time. */
+export function sleepWait(until: number | null): ParkWait {
+  // A sleep always logs its wake time; a park without one waits, never due, as an unknown reason does.
+  return until === null ? { kind: 'person', open: false } : { kind: 'time', at: until }
 }

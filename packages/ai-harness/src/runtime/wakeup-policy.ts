@@ -1,9 +1,28 @@
 import { type Clock, WAITING_FOR_PERSON } from '../contract/types.js'
-import { hasAnswer } from './ask-records.js'
+import { approvalWait } from './approval-records.js'
+import { askWait } from './ask-records.js'
 import { inboxLogId } from './inbox-log.js'
+import { agentWait, type ParkWait, unknownWait } from './park-wait.js'
 import type { ParkedRecord } from './records.js'
 import { openApprovalsOf, parkedCall, type SessionState } from './session-fold.js'
+import { sleepWait } from './sleep-records.js'
 import { durableNow, type GuardedStore } from './store-boundary.js'
+
+/** Each park reason's rule, from the feature that parks for it. */
+function waitOf(parked: ParkedRecord, state: SessionState): ParkWait {
+  switch (parked.reason) {
+    case 'sleep':
+      return sleepWait(parked.until)
+    case 'ask':
+      return askWait(state.calls.get(parked.toolCallId))
+    case 'approval':
+      return approvalWait(openApprovalsOf(state).length)
+    case 'agent':
+      return agentWait()
+    default:
+      return unknownWait()
+  }
+}
 
 /**
  * Where a session's one wakeup must be, so that no session waits with nothing to wake
@@ -33,12 +52,13 @@ export class WakeupPolicy {
   async stillWaiting(): Promise<boolean> {
     const parked = parkedCall(this.state)
     if (!parked) return false
+    const wait = waitOf(parked, this.state)
     // The wake time came from the store's clock where it has one: compare it with the same clock.
-    if (parked.reason === 'sleep' && parked.until !== null && parked.until > (await durableNow(this.store, this.clock))) {
-      await this.store.wakeups?.schedule(this.sessionId, parked.until)
+    if (wait.kind === 'time' && wait.at > (await durableNow(this.store, this.clock))) {
+      await this.store.wakeups?.schedule(this.sessionId, wait.at)
       return true
     }
-    if (this.waitsForPerson()) {
+    if (wait.kind === 'person' && wait.open) {
       await this.#waitUnlessAnswered(WAITING_FOR_PERSON)
       return true
     }
@@ -51,8 +71,9 @@ export class WakeupPolicy {
    */
   waitsForPerson(): boolean {
     const parked = parkedCall(this.state)
-    if (parked?.reason === 'ask') return !this.#answered(parked)
-    return parked?.reason === 'approval' && openApprovalsOf(this.state).length > 0
+    if (!parked) return false
+    const wait = waitOf(parked, this.state)
+    return wait.kind === 'person' && wait.open
   }
 
   /**
@@ -61,8 +82,9 @@ export class WakeupPolicy {
    * session runs. A park reason this policy does not know counts as waiting for a person.
    */
   async parked(parked: ParkedRecord): Promise<void> {
-    if (parked.reason === 'sleep' && parked.until !== null) await this.store.wakeups?.schedule(this.sessionId, parked.until)
-    else await this.#waitUnlessAnswered(parked.reason === 'agent' ? null : WAITING_FOR_PERSON)
+    const wait = waitOf(parked, this.state)
+    if (wait.kind === 'time') await this.store.wakeups?.schedule(this.sessionId, wait.at)
+    else await this.#waitUnlessAnswered(wait.kind === 'child' ? null : WAITING_FOR_PERSON)
   }
 
   /** After a turn finished: the parent first (if its wakeup fails, ours stays and a worker tries again), then ours. */
@@ -121,10 +143,6 @@ export class WakeupPolicy {
   /** Makes the session due at once: a hand-off, an answer. */
   async dueNow(): Promise<void> {
     if (this.store.wakeups) await this.store.wakeups.schedule(this.sessionId, await durableNow(this.store, this.clock))
-  }
-
-  #answered(parked: ParkedRecord): boolean {
-    return hasAnswer(this.state.calls.get(parked.toolCallId))
   }
 
   async #wakeParent(): Promise<void> {
