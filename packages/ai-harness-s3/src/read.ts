@@ -46,8 +46,8 @@ async function readOnce(ctx: LogContext, logId: string, after: number, limit: nu
   if (!point) return undefined
   // A reader paging on: keep the next batches downloading while this page is served and
   // folded, and send the request that shows a delete now, beside them, not after them.
-  const probe = known ? probeOf(ctx, point, limit) : undefined
-  if (known) fetchAhead(ctx, point)
+  const sent = known ? fetchAhead(ctx, point, READ_AHEAD_BYTES) : []
+  const probe = known ? probeOf(ctx, point, limit, sent.at(-1)) : undefined
   // A start listed the log in this call, which shows whether it was deleted.
   let checked = known === undefined
   // A listing of this call reached the end: it shows every append that resolved before the
@@ -87,14 +87,16 @@ async function readOnce(ctx: LogContext, logId: string, after: number, limit: nu
     if (fetched === undefined) return undefined
     checked ||= fetched
   }
-  // A page served from what earlier pages fetched: one HEAD, sent after the read began, shows
-  // a batch of the log is still there as it was (a delete overwrites every batch with a
+  // A page served from what earlier pages fetched: one GET or HEAD, sent after the read began,
+  // shows a batch of the log is still there as it was (a delete overwrites every batch with a
   // tombstone, which has another ETag, before it resolves).
   if (!checked && last) {
     const seen = (await probe) ?? { slot: last, now: await ctx.io.head(last.key) }
     if (seen.now?.etag !== seen.slot.etag || seen.now.size === 0) return undefined
   }
-  if (entries.length >= limit && (known || heldEntries(point) < limit)) fetchAhead(ctx, point)
+  // Half the read-ahead: the next page's start sends the rest, and one of those GETs is then
+  // that page's delete check, so it needs no HEAD of its own.
+  if (entries.length >= limit && (known || heldEntries(point) < limit)) fetchAhead(ctx, point, READ_AHEAD_BYTES / 2)
   ctx.points.put(logId, point)
   return entries
 }
@@ -153,38 +155,47 @@ function windowSize(queue: readonly ListedSlot[], most: number): number {
 }
 
 /**
- * Keeps the next queued batches downloading, up to `READ_AHEAD_BYTES` (one batch at least,
+ * Keeps the next queued batches downloading, up to `budget` bytes (one batch at least,
  * `readConcurrency` at most), for a reader paging on, so it does not wait for each download
- * in turn. A body is used only under the ETag listed for it.
+ * in turn: the slots whose GET it sent now. A body is used only under the ETag listed for it.
  */
-function fetchAhead(ctx: LogContext, point: ReadPoint): void {
+function fetchAhead(ctx: LogContext, point: ReadPoint, budget: number): ListedSlot[] {
+  const sent: ListedSlot[] = []
   let bytes = 0
   for (const slot of point.nextQueued(ctx.readConcurrency)) {
-    if (bytes > 0 && bytes + slot.size > READ_AHEAD_BYTES) break
+    if (bytes > 0 && bytes + slot.size > budget) break
     bytes += slot.size
     if (point.ahead.has(slot.key) || ctx.caches.hasBody(slot)) continue
     point.ahead.set(
       slot.key,
       ctx.io.get(slot.key).catch(() => undefined),
     )
+    sent.push(slot)
   }
+  return sent
 }
 
 /**
- * A HEAD of the batch a page from what the point holds starts in (or else the next one
- * queued), sent at the read's start; none when the page has to list (it then shows a delete).
+ * The request that shows a delete for a page from what the point holds, sent at the read's
+ * start: the GET of `fetching` when the page sent one ahead (its ETag and body show the batch
+ * as it is now), else a HEAD of the batch the page starts in (or the next one queued); none
+ * when the page has to list (the listing shows a delete).
  */
-function probeOf(ctx: LogContext, point: ReadPoint, limit: number): Promise<Probed> | undefined {
+function probeOf(ctx: LogContext, point: ReadPoint, limit: number, fetching: ListedSlot | undefined): Promise<Probed> | undefined {
   if (heldEntries(point) + queuedEntries(point) < limit) return undefined
-  const slot = point.held[0]?.slot ?? point.nextQueued(1)[0]
+  const slot = fetching ?? point.held[0]?.slot ?? point.nextQueued(1)[0]
   if (!slot) return undefined
-  const probed = ctx.io.head(slot.key).then((now) => ({ slot, now }))
+  const ahead = fetching && point.ahead.get(fetching.key)
+  const probed = ahead
+    ? // A failed GET (caught to undefined, as a 404 is) falls back to a HEAD.
+      ahead.then(async (stored) => ({ slot, now: stored ? { etag: stored.etag, size: stored.body.length } : await ctx.io.head(slot.key) }))
+    : ctx.io.head(slot.key).then((now) => ({ slot, now }))
   // Awaited when the page needs it (its failure is then the read's); ignored when a listing or GET of the page shows a delete instead.
   probed.catch(() => undefined)
   return probed
 }
 
-/** What a HEAD sent during a read showed of a listed batch. */
+/** What a HEAD or GET sent during a read showed of a listed batch. */
 interface Probed {
   readonly slot: ListedSlot
   readonly now: { etag: string; size: number } | undefined
