@@ -5,6 +5,7 @@
  * worker with its default timings. `step <name>` is printed when a step's function starts.
  * On SIGTERM a driver calls `host.shutdown()`, prints `stopped` and exits.
  */
+import { createServer } from 'node:http'
 import { toolDefinition } from '@tanstack/ai'
 import { createHost, createWorker, defineHarness, durableTool } from '@tanstack/ai-harness'
 import { scriptedText } from '@tanstack/ai-harness/testing'
@@ -24,6 +25,10 @@ export interface TakeoverJob {
 }
 
 const job = JSON.parse(process.argv[2] ?? '') as TakeoverJob
+// A worker process as docs/sessions-hosts-workers.md deploys one: its health-check server
+// listens first, so the event loop is held while PGlite starts (an idle loop makes Node wait
+// for V8's background compile of PGlite's WASM, 0.2-0.3 s here). Closed with the process.
+createServer((_, response) => response.end('ok')).listen(0, '127.0.0.1')
 const print = (line: string) => process.stdout.write(`${line}\n`)
 // Where a restarted slot's time goes: `at <phase> <epoch ms>` lines, read by the parent against the kill.
 const mark = (phase: string) => print(`at ${phase} ${performance.timeOrigin + performance.now()}`)
