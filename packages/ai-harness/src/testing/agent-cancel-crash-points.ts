@@ -8,7 +8,7 @@ import { defineHarness, type Harness } from '../runtime/harness.js'
 import { createWorker } from '../runtime/worker.js'
 import type { CrashPoint } from './crashable-store.js'
 import { startMachine, TEST_LEASE_MS } from './machines.js'
-import { chargeAndMail, OutcomeSystems, readAll, untilCrashed } from './outcome-crash-points.js'
+import { chargeAndMail, OutcomeSystems, readAll, runFirstProcess } from './outcome-crash-points.js'
 import { scriptedText } from './scripted-adapter.js'
 import { drain } from './streams.js'
 
@@ -116,24 +116,15 @@ async function runPoint(options: AgentCancelCrashOptions, crash: { k: number; po
   }, crash?.point ?? 'after')
   const direct = await world.openStore()
   const failures: string[] = []
-  let ran = false
-  let runError: unknown
-  const run = (async () => {
+  const firstFailure = await runFirstProcess(first.store, async () => {
     const session = await first.host.open({ sessionId: PARENT, harness: 'boss' })
     await drain(session.send('go'))
     if (session.status !== 'parked') failures.push(`the parent's turn did not wait for its child (${session.status})`)
     cancelling = true
     await session.cancel(REASON)
     await session.close()
-  })()
-    .catch((error: unknown) => {
-      runError = error
-    })
-    .finally(() => {
-      ran = true
-    })
-  await Promise.race([run, untilCrashed(first.store, () => ran)])
-  if (runError !== undefined && !first.store.crashed) failures.push(`the first process failed: ${String(runError)}`)
+  })
+  if (firstFailure !== undefined) failures.push(firstFailure)
   if (first.store.crashed) {
     await takeOver(options, world.clock, harnesses, direct, names).catch((error: unknown) => {
       failures.push(`the take-over failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`)

@@ -280,26 +280,16 @@ async function runPoint(options: OutcomeCrashOptions, crash: { k: number; point:
     return crash !== undefined && ++n === crash.k
   }, crash?.point ?? 'after')
   const direct = await world.openStore()
-  let ran = false
-  let runError: unknown
-  const run = (async () => {
+  const firstFailure = await runFirstProcess(first.store, async () => {
     const session = await first.host.open({ sessionId: SESSION })
     await drain(session.send('go'))
     if (scenario.cancel !== undefined) await session.cancel(scenario.cancel)
     await session.close()
-  })()
-    .catch((error: unknown) => {
-      runError = error
-    })
-    .finally(() => {
-      ran = true
-    })
-  // The first process runs until it ends or its store dies (then its pending work hangs for good).
-  await Promise.race([run, untilCrashed(first.store, () => ran)])
+  })
   const atCrash = await readAll(direct)
   const failures: string[] = []
   // What a dead process still threw (a call in flight when it died) is no failure; a live one's is.
-  if (runError !== undefined && !first.store.crashed) failures.push(`the first process failed: ${String(runError)}`)
+  if (firstFailure !== undefined) failures.push(firstFailure)
   if (first.store.crashed) {
     // A cancel the crash cut before its first write never happened: the person cancels again.
     const cancelLanded = atCrash.some((e) => e.record.type === 'harness.rollback' || e.record.type === 'harness.turn.cancelled')
@@ -404,8 +394,26 @@ export async function readAll(store: HarnessStore, logId = SESSION): Promise<Log
   }
 }
 
+/**
+ * Runs the first process's work until it ends or its store dies (then its pending work hangs
+ * for good). Returns why it failed when it failed with its store alive, else undefined.
+ */
+export async function runFirstProcess(store: { readonly crashed: boolean }, work: () => Promise<void>): Promise<string | undefined> {
+  let ran = false
+  let runError: unknown
+  const run = work()
+    .catch((error: unknown) => {
+      runError = error
+    })
+    .finally(() => {
+      ran = true
+    })
+  await Promise.race([run, untilCrashed(store, () => ran)])
+  return runError !== undefined && !store.crashed ? `the first process failed: ${String(runError)}` : undefined
+}
+
 /** Resolves once the store crashed; waits a millisecond at a time (the run's own work is in-process). */
-export async function untilCrashed(store: { readonly crashed: boolean }, ended: () => boolean): Promise<void> {
+async function untilCrashed(store: { readonly crashed: boolean }, ended: () => boolean): Promise<void> {
   const deadline = Date.now() + 60_000
   while (!store.crashed && !ended()) {
     if (Date.now() > deadline) throw new Error('the crash point was never reached')
