@@ -1250,7 +1250,6 @@ export const brokenStores: Record<string, BrokenStore> = {
       'log.namespaces-isolated',
       'durable.second-writer.conflict',
       'durable.session.deleted-while-asking',
-      'durable.undo.agent-cancel-crash-points',
       'lease.skew.beyond-bound',
       ...STALE_APPENDS_AFTER_DELETE,
       'stream.producer.dies',

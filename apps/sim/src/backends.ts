@@ -1,11 +1,16 @@
 import { PGlite } from '@electric-sql/pglite'
 import type { SimBackend } from '@tanstack/ai-harness/testing/node'
+import type { HarnessStore } from '@tanstack/ai-harness'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
 import { dynamoBackends, type S3SimTarget, s3Backends } from './networked.js'
 
-/** The stores a world can run on. */
-export const SIM_STORES = ['memory', 'pglite', 'dynamodb', 's3'] as const
+/**
+ * The stores a world can run on. `memory-unfenced` is the memory store with appends that
+ * ignore the writer's lease, as DynamoDB's and S3's do: only the seq guards the log, so the
+ * runtime's own rules (one driver per session in a process) are all that keeps two runs apart.
+ */
+export const SIM_STORES = ['memory', 'memory-unfenced', 'pglite', 'dynamodb', 's3'] as const
 export type SimStoreName = (typeof SIM_STORES)[number]
 
 /** Makes each world's data set on one store: a fresh memory data set, or a fresh schema of one PGlite database. */
@@ -23,11 +28,12 @@ export function s3TargetFromEnv(): S3SimTarget | undefined {
 export function simBackends(store: SimStoreName, s3Target: S3SimTarget | undefined = s3TargetFromEnv()): SimBackends {
   if (store === 'dynamodb') return dynamoBackends()
   if (store === 's3') return s3Backends(s3Target)
-  if (store === 'memory') {
+  if (store === 'memory' || store === 'memory-unfenced') {
+    const fenced = store === 'memory'
     return {
       backend: async () => {
         const data = createMemoryData()
-        return { open: (clock) => memoryStore({ data, clock }) }
+        return { open: (clock) => (fenced ? memoryStore({ data, clock }) : unfenced(memoryStore({ data, clock }))) }
       },
       close: async () => {},
     }
@@ -52,4 +58,9 @@ export function simBackends(store: SimStoreName, s3Target: S3SimTarget | undefin
       await db?.close()
     },
   }
+}
+
+/** A store whose appends ignore the lease (no fence), as on DynamoDB and S3. */
+function unfenced(store: HarnessStore): HarnessStore {
+  return { ...store, append: (logId, seq, records) => store.append(logId, seq, records) }
 }

@@ -14,7 +14,7 @@ interface Args {
 }
 
 const USAGE =
-  'usage: pnpm sim -- [--worlds N] [--store memory|pglite|dynamodb|s3] [--from SEED] [--seed SEED [--plan PLAN] [--trace]] [--no-shrink]'
+  'usage: pnpm sim -- [--worlds N] [--store memory|memory-unfenced|pglite|dynamodb|s3] [--from SEED] [--seed SEED [--plan PLAN] [--trace]] [--no-shrink]'
 
 function parseArgs(argv: string[]): Args {
   const args: Args = { worlds: 1_000, store: 'memory', from: 1, seed: undefined, plan: undefined, shrink: true, trace: false }

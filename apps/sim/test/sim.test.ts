@@ -230,26 +230,34 @@ describe('steps that cannot be made idempotent (verify, once, undo)', () => {
     })
   }
 
-  it('40 worlds of only verify, once, undo, undo-cancel and undo-agent-cancel sessions, with faults, break no invariant', async () => {
-    const backends = simBackends('memory')
-    const failures: string[] = []
-    const kinds = ['verify', 'once', 'undo', 'undo-cancel', 'undo-agent-cancel'] as const
-    try {
-      for (let seed = 1; seed <= 40; seed++) {
-        const drawn = planWorld(new SimRandom(seed))
-        const plan = cancelled({
-          ...drawn,
-          sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % kinds.length]! })),
-        })
-        const report = await runSimWorld({ seed, plan, backend: backends.backend })
-        if (report.violations.length > 0) failures.push(describeFailure('memory', report))
-      }
-    } finally {
-      await backends.close()
-    }
-    expect(failures.join('\n\n')).toBe('')
-  })
+  for (const [store, count] of [
+    ['memory', 40],
+    ['memory-unfenced', 40],
+  ] as const)
+    it(`${count} worlds of only verify, once, undo, undo-cancel and undo-agent-cancel sessions, with faults, on ${store}, break no invariant`, () =>
+      undoWorlds(store, count))
 })
+
+/** Worlds whose sessions are all of the outcome workloads, with the cancels a drawn plan makes. */
+async function undoWorlds(store: 'memory' | 'memory-unfenced', count: number): Promise<void> {
+  const backends = simBackends(store)
+  const failures: string[] = []
+  const kinds = ['verify', 'once', 'undo', 'undo-cancel', 'undo-agent-cancel'] as const
+  try {
+    for (let seed = 1; seed <= count; seed++) {
+      const drawn = planWorld(new SimRandom(seed))
+      const plan = cancelled({
+        ...drawn,
+        sessions: drawn.sessions.map((s, i) => ({ ...s, workload: kinds[(seed + i) % kinds.length]! })),
+      })
+      const report = await runSimWorld({ seed, plan, backend: backends.backend })
+      if (report.violations.length > 0) failures.push(describeFailure(store, report))
+    }
+  } finally {
+    await backends.close()
+  }
+  expect(failures.join('\n\n')).toBe('')
+}
 
 describe('simulated worlds on the networked stores', () => {
   let server: S3TestServer

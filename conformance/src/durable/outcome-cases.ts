@@ -55,10 +55,9 @@ const agentCancelCase = defineCase({
   id: 'durable.undo.agent-cancel-crash-points',
   title:
     "a cancel of a parent agent whose child (one and two levels deep) rolls back, cut at every append of the parent and of each child: the parent logs the cancel before anything is undone, the run that takes over (a host, or only a worker) finishes every child's rollback and ends every turn cancelled, no compensation runs twice",
-  // The fence too: when a worker resumes a child while the parent's finished cancel ends that
-  // child from the same host (one lease owner), the newer lease's fence is what stops the older
-  // run's writes; on a store without fencing both may roll the child back (seen once on dynalite).
-  requires: ['leases', 'wakeups', 'fencing'],
+  // No fence needed: a worker's resume of a child and the parent's cancel of it, in one
+  // process, are one session object at a time (LocalDrivers), on DynamoDB and S3 too.
+  requires: ['leases', 'wakeups'],
   async run(context: CaseContext) {
     for (const [depth, takeOver] of [
       [1, 'host'],

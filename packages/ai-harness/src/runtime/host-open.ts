@@ -4,7 +4,8 @@ import { assertLogId } from '../contract/prepare-batch.js'
 import { forEachPage } from '../contract/read-all.js'
 import type { Clock, Lease } from '../contract/types.js'
 import type { Harness } from './harness.js'
-import { openSession } from './live-session.js'
+import { type LiveSession, openSession } from './live-session.js'
+import type { LocalDrivers } from './local-drivers.js'
 import type { Session } from './session.js'
 import type { SecretScanner } from '../secrets/secret-scanner.js'
 import { SessionSecrets } from '../secrets/session-secrets.js'
@@ -25,6 +26,8 @@ export interface HostContext {
   readonly onClosed: (session: Session) => void
   /** Told of each session object this host opens, with its secrets' scanner: `host.answer` and `host.approve` check input against it. */
   readonly onOpened: (session: Session, scanner: SecretScanner) => void
+  /** The session objects of this host that hold a lease, one per session. */
+  readonly drivers: LocalDrivers
 }
 
 export interface OpenRequest {
@@ -87,11 +90,18 @@ export async function prepareOpen(context: HostContext, request: OpenRequest): P
  * lease is folded in, and one after it is refused by the fence), then the session object.
  */
 export async function takeOpen(context: HostContext, prepared: PreparedOpen): Promise<Session | undefined> {
-  const { store, clock, timings } = context
+  const { store, clock } = context
   const { request } = prepared
   const { sessionId } = request
   if (prepared.empty) return forgetEmpty(store, sessionId, clock)
-  const { state, harness, sessionSecrets } = prepared
+  return context.drivers.take(sessionId, request.resumeOnly, () => takeLease(context, prepared))
+}
+
+/** The lease, the catch-up and the session object, once no other object of this host holds the session. */
+async function takeLease(context: HostContext, prepared: PreparedOpen & { empty: false }): Promise<LiveSession | undefined> {
+  const { store, clock, timings } = context
+  const { request, state, harness, sessionSecrets } = prepared
+  const { sessionId } = request
   let lease: Lease | undefined
   if (store.leases) lease = await store.leases.acquire(sessionId, context.owner, timings.leaseMs)
   try {
@@ -101,7 +111,7 @@ export async function takeOpen(context: HostContext, prepared: PreparedOpen): Pr
       if (lease) await store.leases?.release(lease).catch(() => {})
       return forgetEmpty(store, sessionId, clock)
     }
-    const session: Session = await openSession({
+    const session: LiveSession = await openSession({
       store,
       harness,
       sessionId,
@@ -114,7 +124,10 @@ export async function takeOpen(context: HostContext, prepared: PreparedOpen): Pr
       parent: request.parent,
       hostId: context.hostId,
       wakeParentWhenIdle: request.resumeOnly,
-      onClosed: () => context.onClosed(session),
+      onClosed: () => {
+        context.drivers.forget(sessionId, session)
+        context.onClosed(session)
+      },
       // A child agent's session runs on this host (same store, clock and lease owner), so the same process can continue it.
       reopen: async () => (await openOnHost(context, { ...request, harness, resumeOnly: false }))!,
       openChild: async (child, childId, parent) =>

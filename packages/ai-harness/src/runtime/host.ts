@@ -12,6 +12,7 @@ import type { Session } from './session.js'
 export type { SubmitOptions, SubmitResult } from './submit-input.js'
 import { type GuardedStore, guardStore } from './store-boundary.js'
 import { driveHere } from './drive-here.js'
+import { LocalDrivers } from './local-drivers.js'
 import { type SubmitOptions, type SubmitResult, submitInput } from './submit-input.js'
 import { resolveTimings, type TimingOptions } from './timings.js'
 import { otelApi } from './tracing.js'
@@ -61,6 +62,8 @@ export interface Host {
   /**
    * Opens (or creates) a session and takes its lease. Throws LEASE_HELD while another host
    * drives it. A refused open (a bad id, a short secret, the wrong harness) writes nothing.
+   * A session that another session object of this host holds is taken over: that object
+   * stops its run (waiting at most `stopTimeoutMs` for a step in flight) and is closed first.
    */
   open(options?: OpenOptions): Promise<Session>
   /**
@@ -172,6 +175,7 @@ export function createHostInternals(options: HostOptions): HostInternals {
       if (session.status !== 'parked') scanners.delete(session)
     },
     onOpened: (session, scanner) => void scanners.set(session, scanner),
+    drivers: new LocalDrivers(),
   }
   const track = (session: Session | undefined) => {
     if (session) open.add(session)

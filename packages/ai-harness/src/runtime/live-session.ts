@@ -2,21 +2,22 @@ import type { StreamChunk } from '@tanstack/ai'
 import { HarnessError } from '../contract/errors.js'
 import { readAll } from '../contract/read-all.js'
 import type { LogEntry } from '../contract/types.js'
-import { scrubError } from '../secrets/error-scrub.js'
 import { cancelOpenTurn } from './cancel-turn.js'
 import type { Harness } from './harness.js'
 import { lazyStream } from './lazy-stream.js'
 import type { InputRecord, ParkedRecord } from './records.js'
 import { sendTurn } from './send-turn.js'
+import type { LocalDriver } from './local-drivers.js'
 import type { Session, SessionArgs, TurnInput } from './session.js'
 import { parkedCall, type SessionState, type TurnInputRef } from './session-fold.js'
 import type { SessionLease } from './session-lease.js'
-import { handOffWakeup, sessionParts, settledWithin } from './session-parts.js'
+import { doneWithin, sessionParts, type WakeupOnStop, wakeupOnStop } from './session-parts.js'
 import { recoverTurn } from './session-recovery.js'
 import type { SessionRuntime } from './session-runtime.js'
 import { type SessionStatus, statusOf } from './session-status.js'
 import type { SessionWriter } from './session-writer.js'
-import { TurnRun, type TurnRunEnd, type TurnRunOutcome, type TurnRunStream } from './turn-run.js'
+import { TurnRun } from './turn-run.js'
+import { inDoubt, runLife, type TurnRunBody } from './run-life.js'
 import type { WakeupPolicy } from './wakeup-policy.js'
 
 /**
@@ -43,17 +44,8 @@ const runOf = (phase: Phase): TurnRun | undefined => (phase.status === 'running'
 /** Whether a session object let the session go: it parked and gave up the lease, or it is closed. */
 const letGone = (phase: Phase): boolean => phase.status === 'closed' || (phase.status === 'parked' && !phase.held)
 
-/** What a run of a turn does once the session may be driven: send a turn, or recover one. */
-type TurnRunBody = (turnRun: TurnRun, runtime: SessionRuntime) => TurnRunStream
-
-/** The last chunks of a run that ended (a question, approvals, the park), then the error its stream ends with, if any. */
-async function* tailOf(end: TurnRunEnd | undefined): AsyncGenerator<StreamChunk> {
-  if (end) yield* end.tail
-  if (end?.error !== undefined) throw end.error
-}
-
 /** A session this host drives: its lease, its writer, its wakeup policy, and one phase. */
-export class LiveSession implements Session {
+export class LiveSession implements Session, LocalDriver {
   readonly id: string
   readonly harness: Harness
   #phase: Phase
@@ -62,6 +54,8 @@ export class LiveSession implements Session {
   readonly #writer: SessionWriter
   readonly #wakeups: WakeupPolicy
   readonly #runtime: SessionRuntime
+  /** The cancel this object is carrying out, if any: another open of the session here waits for it. */
+  #cancelling: Promise<void> | undefined
 
   constructor(args: SessionArgs) {
     this.id = args.sessionId
@@ -121,6 +115,14 @@ export class LiveSession implements Session {
       return
     }
     this.#assertHeld()
+    const cancelling = this.#cancelHeld(reason)
+    this.#cancelling = cancelling
+    await cancelling.finally(() => {
+      if (this.#cancelling === cancelling) this.#cancelling = undefined
+    })
+  }
+
+  async #cancelHeld(reason: string): Promise<void> {
     await this.#stopTurnRun('was cancelled')
     if (this.#writer.stopped) throw this.#writer.stopped
     if (!(await this.#writer.settle())) throw inDoubt(this.id)
@@ -131,34 +133,35 @@ export class LiveSession implements Session {
     await this.#args.store.wakeups?.cancel(this.id)
   }
 
-  async handOff(): Promise<void> {
-    if (this.#phase.status === 'closed') return
+  handOff(): Promise<void> {
     // The tool in flight finishes its current step (or is abandoned after stopTimeoutMs); its next write is refused.
-    this.#writer.close('was handed off for a deploy')
-    await this.#stopTurnRun('was handed off for a deploy')
-    const { state, timings } = this.#args
-    const failure =
-      letGone(this.#phase) || this.#writer.stopped
-        ? undefined
-        : await handOffWakeup(this.#writer, this.#lease, this.#wakeups, state, timings.stopTimeoutMs)
-    await this.#letGo({ status: 'closed' })
-    if (failure) throw failure
+    return this.#end('was handed off for a deploy', 'hand off')
   }
 
   entries(): Promise<LogEntry[]> {
     return readAll(this.#args.store, this.id)
   }
 
-  async close(): Promise<void> {
-    if (this.#phase.status === 'closed') return
-    this.#writer.close('was closed')
-    await this.#stopTurnRun('was closed')
-    if (!letGone(this.#phase) && !this.#writer.stopped) {
-      // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
-      const known = await settledWithin(this.#writer, this.#args.timings.stopTimeoutMs)
-      if (!this.#writer.stopped) await this.#wakeups.letGo(known, { wakeParent: this.#args.wakeParentWhenIdle }).catch(() => {})
-    }
+  close(): Promise<void> {
+    return this.#end('was closed', 'let go')
+  }
+
+  /** Another open of this session on this host takes over: as `close`, but the wakeup stays as it is. */
+  giveWay(): Promise<void> {
+    return this.#end('was opened again on this host', 'keep')
+  }
+
+  /** Stops a cancel in progress, then a run (waiting at most stopTimeoutMs for each), then lets the session go. */
+  async #end(reason: string, wakeup: WakeupOnStop): Promise<void> {
+    if (this.#phase.status === 'closed' || (wakeup === 'keep' && letGone(this.#phase))) return
+    // A compensation in flight finishes first, as a run's step in flight does.
+    if (this.#cancelling) await doneWithin(this.#cancelling, this.#args.timings.stopTimeoutMs)
+    this.#writer.close(reason)
+    await this.#stopTurnRun(reason)
+    const parts = { writer: this.#writer, lease: this.#lease, wakeups: this.#wakeups, args: this.#args }
+    const failure = letGone(this.#phase) || this.#writer.stopped ? undefined : await wakeupOnStop(parts, wakeup)
     await this.#letGo({ status: 'closed' })
+    if (failure) throw failure
   }
 
   /** Refuses to act for a session this object let go. */
@@ -184,42 +187,29 @@ export class LiveSession implements Session {
     })
   }
 
-  /** Before a run writes, the log's state is known, the lease confirmed and the wakeup at its expiry. */
-  async *#drive(turnRun: TurnRun, body: TurnRunBody): AsyncGenerator<StreamChunk> {
-    // How the run ended, as it returned it: kept before its tail streams (see `TurnRunEnd`).
-    let outcome: TurnRunOutcome | undefined
-    try {
-      if (!(await this.#writer.settle())) throw inDoubt(this.id)
-      await this.#lease.confirm()
-      await this.#lease.keepWakeupAtExpiry()
-      const end = yield* body(turnRun, { ...this.#runtime, writer: turnRun.writer, stepScope: () => turnRun.stepScope() })
-      outcome = end?.outcome
-      yield* tailOf(end)
-      if (!turnRun.abandoned) await this.#afterTurnRun(outcome)
-    } catch (error) {
-      // No secret leaves the session in an error message either (a model's or a tool's error text).
-      throw scrubError(this.#runtime.scanner, error)
-    } finally {
-      // A run that ended without parking or finishing leaves what the log says: a cut turn,
-      // a waiting one (a send refused while the turn waits), or none (a resume with nothing to resume).
-      if (runOf(this.#phase) === turnRun) this.#phase = outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
-      turnRun.finish()
-    }
-  }
-
-  /** After a run: where the wakeup goes, and whether the host lets the session go. */
-  async #afterTurnRun(outcome: TurnRunOutcome | undefined): Promise<void> {
-    if (outcome?.kind === 'finished') {
-      this.#phase = { status: 'idle' }
-      await this.#wakeups.finished()
-    } else if (outcome?.kind === 'parked') {
-      // A parked session is free for whoever resumes it: a worker at the wake time, or the host that answers.
-      try {
-        await this.#wakeups.parked(outcome.parked)
-      } finally {
-        await this.#letGo({ status: 'parked', held: false })
-      }
-    }
+  /** One run's life (run-life.ts), and what it tells this object as it ends. */
+  #drive(turnRun: TurnRun, body: TurnRunBody): AsyncGenerator<StreamChunk> {
+    return runLife(
+      {
+        sessionId: this.id,
+        writer: this.#writer,
+        lease: this.#lease,
+        wakeups: this.#wakeups,
+        runtime: this.#runtime,
+        finished: () => {
+          this.#phase = { status: 'idle' }
+        },
+        parked: () => this.#letGo({ status: 'parked', held: false }),
+        // A run that ended without parking or finishing leaves what the log says: a cut turn,
+        // a waiting one (a send refused while the turn waits), or none (a resume with nothing to resume).
+        ended: (outcome) => {
+          if (runOf(this.#phase) === turnRun)
+            this.#phase = outcome?.kind === 'deleted' ? { status: 'deleted' } : restingPhase(this.#args.state)
+        },
+      },
+      turnRun,
+      body,
+    )
   }
 
   #sendTurn(input: TurnInput, ref?: TurnInputRef): AsyncIterable<StreamChunk> {
@@ -272,18 +262,11 @@ function letGoneError(parked: boolean): HarnessError {
   )
 }
 
-function inDoubt(sessionId: string): HarnessError {
-  return new HarnessError(
-    'STORE_UNAVAILABLE',
-    `Session ${JSON.stringify(sessionId)}: the outcome of an earlier write is still unknown and the store cannot be read back, so this host does not act on what it remembers. Try again when the store answers, or close the session (its wakeup stays, so a worker finishes it).`,
-  )
-}
-
 /**
  * Builds the live session object over a folded log and writes the first record of a new
  * session. The host has checked everything that can refuse the open, and holds the lease.
  */
-export async function openSession(args: SessionArgs): Promise<Session> {
+export async function openSession(args: SessionArgs): Promise<LiveSession> {
   const session = new LiveSession(args)
   await session.create()
   return session

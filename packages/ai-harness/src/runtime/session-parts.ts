@@ -63,16 +63,24 @@ export function sessionParts(args: SessionArgs, running: () => TurnRun | undefin
 }
 
 /** Whether the writer knows the log's state, waiting at most `ms` behind a write in flight. */
-export async function settledWithin(writer: SessionWriter, ms: number): Promise<boolean> {
-  let cancel = () => {}
-  const known = await Promise.race([
+export function settledWithin(writer: SessionWriter, ms: number): Promise<boolean> {
+  return doneWithin(
     writer.settle().catch(() => false),
+    ms,
+  )
+}
+
+/** What `work` resolves with, or false when it takes longer than `ms` (a rejection is false too). */
+export async function doneWithin(work: Promise<boolean | undefined | void>, ms: number): Promise<boolean> {
+  let cancel = () => {}
+  const done = await Promise.race([
+    work.then((value) => value !== false).catch(() => false),
     new Promise<boolean>((resolve) => {
       cancel = after(ms, () => resolve(false))
     }),
   ])
   cancel()
-  return known
+  return done
 }
 
 /**
@@ -98,4 +106,24 @@ export async function handOffWakeup(
   } catch (error) {
     return error
   }
+}
+
+/** What a session object that stops does with its wakeup: hand it off (due now), let it go (the session is done with), or keep it as it is. */
+export type WakeupOnStop = 'hand off' | 'let go' | 'keep'
+
+/**
+ * The wakeup of a session object whose run has stopped, before it lets the lease go.
+ * Returns the failure to throw once the session is let go, if any (see {@link handOffWakeup}).
+ */
+export async function wakeupOnStop(
+  parts: { writer: SessionWriter; lease: SessionLease; wakeups: WakeupPolicy; args: SessionArgs },
+  mode: WakeupOnStop,
+): Promise<unknown> {
+  const { writer, args } = parts
+  const { stopTimeoutMs } = args.timings
+  if (mode === 'hand off') return handOffWakeup(writer, parts.lease, parts.wakeups, args.state, stopTimeoutMs)
+  // After a write whose outcome is unknown, the wakeup stays: a worker looks at the log.
+  const known = await settledWithin(writer, stopTimeoutMs)
+  if (mode === 'let go' && !writer.stopped) await parts.wakeups.letGo(known, { wakeParent: args.wakeParentWhenIdle }).catch(() => {})
+  return undefined
 }

@@ -1,8 +1,18 @@
-import { createManualClock, enumerateAgentCancelCrashPoints } from '@tanstack/ai-harness/testing'
-import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
+import type { HarnessStore } from '@tanstack/ai-harness'
+import { createManualClock, enumerateAgentCancelCrashPoints, type ManualClock } from '@tanstack/ai-harness/testing'
+import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 
-describe('crash points of a cancel that rolls back a child agent (memory store)', () => {
+/** The memory store, and the same with appends that ignore the lease, as DynamoDB's and S3's do (no fence). */
+const stores = {
+  memory: (data: MemoryData, clock: ManualClock): HarnessStore => memoryStore({ data, clock }),
+  'memory without fenced appends': (data: MemoryData, clock: ManualClock): HarnessStore => {
+    const store = memoryStore({ data, clock })
+    return { ...store, append: (logId, seq, records) => store.append(logId, seq, records) }
+  },
+}
+
+describe.each(Object.entries(stores))('crash points of a cancel that rolls back a child agent (%s)', (_name, open) => {
   for (const depth of [1, 2] as const) {
     for (const takeOver of ['host', 'worker'] as const) {
       it(`depth ${depth}, taken over by a ${takeOver}: every cut ends with every turn cancelled, nothing undone twice`, async () => {
@@ -12,7 +22,7 @@ describe('crash points of a cancel that rolls back a child agent (memory store)'
           world: async () => {
             const data = createMemoryData()
             const clock = createManualClock()
-            return { clock, openStore: async () => memoryStore({ data, clock }) }
+            return { clock, openStore: async () => open(data, clock) }
           },
         })
         expect(report.failures).toEqual([])
