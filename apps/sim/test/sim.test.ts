@@ -191,6 +191,24 @@ const REGRESSIONS: Array<{ name: string; seed: number; plan: SimPlan }> = [
       ],
     },
   },
+  {
+    // Found by the invariant that one host object drives a session with one session object at a time: a client's cancel
+    // opened a second object of the running session on the same host, and the first kept writing under its older lease
+    // (refused by the memory store's fence; on a store without one, DynamoDB or S3, it would have landed).
+    name: 'a cancel on the host that runs the turn takes the session over from the running object',
+    seed: 528,
+    plan: {
+      hosts: 3,
+      skews: [-170, -18, -263],
+      faults: { fail: 0, loseReply: 0, hang: 0, crash: 0, maxDelayMs: 0 },
+      faultsForMs: 6_533,
+      renewalOutage: null,
+      sessions: [
+        { id: 's1', workload: 'secret', at: 5_518, host: 2 },
+        { id: 's2', workload: 'long', at: 4_581, host: 0, cancelAt: 5_729 },
+      ],
+    },
+  },
 ]
 
 describe('regression worlds', () => {

@@ -1,4 +1,4 @@
-import type { LogRecord } from '../../contract/types.js'
+import type { Lease, LogRecord } from '../../contract/types.js'
 
 /** One call of a step's fn, as the simulated world saw it. */
 export interface Invocation {
@@ -98,6 +98,25 @@ export class SimLedger {
     invocation.outcome = outcome
     invocation.end = this.now()
     this.note(`${invocation.process} ends ${invocation.key} attempt ${invocation.attempt}: ${outcome}`)
+  }
+
+  /** The newest fence each host object (a lease owner) has sent an append under, by log. */
+  readonly #fences = new Map<string, number>()
+
+  /**
+   * An append reaches the store under `lease`. One host object drives a session with one
+   * session object at a time, so once it wrote under a newer lease of a log, nothing it sends
+   * may carry an older one (two of its objects drove the log at once), fenced store or not.
+   */
+  appendSent(logId: string, lease: Lease | undefined): void {
+    if (!lease) return
+    const key = `${lease.owner}\u0000${logId}`
+    const newest = this.#fences.get(key)
+    if (newest !== undefined && lease.fence < newest)
+      this.notes.push(
+        `${logId}: host ${lease.owner} sent an append under fence ${lease.fence} after one under fence ${newest} (two of its session objects drove the log)`,
+      )
+    if (newest === undefined || lease.fence > newest) this.#fences.set(key, lease.fence)
   }
 
   /** A process died: its fns in flight end now. */

@@ -109,6 +109,7 @@ export function simStore(
     }),
     append: (logId, expectedSeq, records: readonly LogRecord[], options) =>
       call('append', async () => {
+        ledger.appendSent(logId, options?.lease)
         const result = await inner.append(logId, expectedSeq, records, options)
         if (records.length > 0) ledger.landed(logId, expectedSeq, records)
         return result
