@@ -20,6 +20,7 @@ import {
   compareWakeups,
   RecordTooLargeError,
 } from '@tanstack/ai-harness/store'
+import { unfencedAppends } from '@tanstack/ai-harness/testing'
 
 /**
  * Stores that are each wrong in exactly one way, built by changing one thing of the
@@ -1306,7 +1307,7 @@ export const brokenStores: Record<string, BrokenStore> = {
       'race.fenced-append-takeover',
     ],
     says: 'append with the superseded lease: expected an error with code LEASE_LOST',
-    make: (store) => ({ ...store, append: (logId, seq, records) => store.append(logId, seq, records) }),
+    make: (store) => unfencedAppends(store),
   },
   'fences by fence number only, not owner': {
     fails: ['log.fence.forged'],

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite'
+import { unfencedAppends } from '@tanstack/ai-harness/testing'
 import type { SimBackend } from '@tanstack/ai-harness/testing/node'
-import type { HarnessStore } from '@tanstack/ai-harness'
 import { createMemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { postgresStore } from '@tanstack/ai-harness-postgres'
 import { dynamoBackends, type S3SimTarget, s3Backends } from './networked.js'
@@ -33,7 +33,7 @@ export function simBackends(store: SimStoreName, s3Target: S3SimTarget | undefin
     return {
       backend: async () => {
         const data = createMemoryData()
-        return { open: (clock) => (fenced ? memoryStore({ data, clock }) : unfenced(memoryStore({ data, clock }))) }
+        return { open: (clock) => (fenced ? memoryStore({ data, clock }) : unfencedAppends(memoryStore({ data, clock }))) }
       },
       close: async () => {},
     }
@@ -58,9 +58,4 @@ export function simBackends(store: SimStoreName, s3Target: S3SimTarget | undefin
       await db?.close()
     },
   }
-}
-
-/** A store whose appends ignore the lease (no fence), as on DynamoDB and S3. */
-function unfenced(store: HarnessStore): HarnessStore {
-  return { ...store, append: (logId, seq, records) => store.append(logId, seq, records) }
 }

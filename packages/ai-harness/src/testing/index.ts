@@ -10,6 +10,7 @@ export type { Script, ScriptedReply, ScriptedToolCall, ScriptInput } from './scr
 export { createManualClock, type ManualClock } from '../contract/clock.js'
 export { crashable, type CrashableStore, type CrashPoint } from './crashable-store.js'
 export { drain, runUntilCrash } from './streams.js'
+export { unfencedAppends } from './unfenced-store.js'
 export {
   type AgentCancelCrashOptions,
   type AgentCancelCrashReport,

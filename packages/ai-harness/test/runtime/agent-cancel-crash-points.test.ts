@@ -1,15 +1,12 @@
 import type { HarnessStore } from '@tanstack/ai-harness'
-import { createManualClock, enumerateAgentCancelCrashPoints, type ManualClock } from '@tanstack/ai-harness/testing'
+import { createManualClock, enumerateAgentCancelCrashPoints, type ManualClock, unfencedAppends } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 
 /** The memory store, and the same with appends that ignore the lease, as DynamoDB's and S3's do (no fence). */
 const stores = {
   memory: (data: MemoryData, clock: ManualClock): HarnessStore => memoryStore({ data, clock }),
-  'memory without fenced appends': (data: MemoryData, clock: ManualClock): HarnessStore => {
-    const store = memoryStore({ data, clock })
-    return { ...store, append: (logId, seq, records) => store.append(logId, seq, records) }
-  },
+  'memory without fenced appends': (data: MemoryData, clock: ManualClock): HarnessStore => unfencedAppends(memoryStore({ data, clock })),
 }
 
 describe.each(Object.entries(stores))('crash points of a cancel that rolls back a child agent (%s)', (_name, open) => {

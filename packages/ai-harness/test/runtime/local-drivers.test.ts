@@ -1,5 +1,5 @@
 import { createHost, type HarnessStore } from '@tanstack/ai-harness'
-import { createManualClock } from '@tanstack/ai-harness/testing'
+import { createManualClock, unfencedAppends } from '@tanstack/ai-harness/testing'
 import { createMemoryData, type MemoryData, memoryStore } from '@tanstack/ai-harness-memory'
 import { describe, expect, it } from 'vitest'
 import { gate, stepHarness, within } from '../support/faults.js'
@@ -10,8 +10,7 @@ import { drain, recordsOf, TEST_LEASE_MS } from '../support/harness.js'
  * guards the log, so nothing but the host itself keeps two of its objects from writing.
  */
 function unfencedStore(data: MemoryData, clock: ReturnType<typeof createManualClock>): HarnessStore {
-  const store = memoryStore({ data, clock })
-  return { ...store, append: (logId, seq, records) => store.append(logId, seq, records) }
+  return unfencedAppends(memoryStore({ data, clock }))
 }
 
 describe('one session object per session on a host (a store without fenced appends)', () => {
